@@ -1,0 +1,27 @@
+#pragma once
+// The cost description of one kernel: the vocabulary shared by the workload layer (which kernels a
+// model runs) and the hw layer (how long a device takes for them). Lives in core so that neither
+// of those layers depends on the other.
+#include <cstdint>
+
+#include "inflect/core/precision.hpp"
+#include "inflect/core/units.hpp"
+
+namespace inflect::core {
+
+enum class KernelClass : unsigned char {
+  gemm,       // tensor-core matrix multiply; shape in m, n, k, batch
+  attention,  // fused flash-style attention; flops and bytes
+  memory,     // bandwidth-bound (elementwise, norms, softmax, optimizer); bytes dominate
+};
+
+/// What the compute model needs to know about one kernel.
+struct KernelCost {
+  KernelClass cls = KernelClass::memory;
+  Precision precision = Precision::bf16;
+  Flops flops;
+  Bytes bytes;                                  // HBM traffic (reads + writes)
+  std::int64_t m = 0, n = 0, k = 0, batch = 1;  // GEMM C[m,n] = A[m,k] B[k,n], `batch` times
+};
+
+}  // namespace inflect::core

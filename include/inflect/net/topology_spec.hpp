@@ -1,0 +1,55 @@
+#pragma once
+// A cluster's fabric, as described by topologies/*.yaml: nodes of N devices with their intra-node
+// fabric, NICs per node, and a scale-out leaf-spine fabric. The experiment sets the node count.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "inflect/core/units.hpp"
+
+namespace inflect::net {
+
+enum class IntraFabricKind : unsigned char {
+  switched,  // NVSwitch: every device one port at `port_bandwidth` per direction, non-blocking
+  mesh,      // Infinity Fabric: point-to-point links; `links` lists them (empty = full mesh)
+};
+
+struct MeshLink {
+  int a = 0, b = 0;            // local device indices
+  core::Bandwidth bandwidth;   // per direction
+};
+
+struct IntraNodeFabric {
+  IntraFabricKind kind = IntraFabricKind::switched;
+  /// switched: per-device port bandwidth per direction. mesh: per-link bandwidth per direction for
+  /// a full mesh when `links` is empty.
+  core::Bandwidth port_bandwidth;
+  std::vector<MeshLink> links;  // mesh only; pairs not listed are reached over several hops
+  core::Seconds hop_latency;    // per link or switch crossing
+  /// Fraction of raw link bandwidth that collectives achieve (protocol overhead), from nccl-tests.
+  double efficiency = 1.0;
+};
+
+struct ScaleOutFabric {
+  std::string technology;      // "InfiniBand NDR", "Slingshot-11", "Pollara 400 Ethernet", ...
+  int nics_per_node = 0;
+  core::Bandwidth nic_bandwidth;   // per NIC per direction
+  core::Seconds nic_latency;       // NIC TX+RX software/hardware path per message
+  core::Seconds switch_latency;    // per switch hop
+  int nodes_per_leaf = 32;         // nodes under one leaf group (per rail when rail-optimized)
+  double oversubscription = 1.0;   // leaf down-bandwidth / up-bandwidth (1 = full bisection)
+  bool rail_optimized = true;      // NIC i of every node on leaf i of its group
+  double efficiency = 1.0;         // achieved fraction of line rate (protocol overhead)
+};
+
+struct TopologySpec {
+  std::string name;
+  std::string device;  // device catalog key of every device
+  int devices_per_node = 8;
+  IntraNodeFabric intra;
+  ScaleOutFabric scale_out;
+  std::map<std::string, std::string> sources;
+  std::string file;
+};
+
+}  // namespace inflect::net

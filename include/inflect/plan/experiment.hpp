@@ -1,0 +1,69 @@
+#pragma once
+// One experiment, resolved: the cluster (topology + device + node count), the workload (a model
+// or a recorded execution graph), the training settings and the parallelism plan. io loads it
+// from YAML; analysis::simulate runs it. Nothing here has a silent default that changes results:
+// defaults are the documented ones of the option table in io (docs/experiment.md).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "inflect/core/precision.hpp"
+#include "inflect/hw/device.hpp"
+#include "inflect/net/topology_spec.hpp"
+#include "inflect/workload/layer_costs.hpp"
+#include "inflect/workload/model.hpp"
+
+namespace inflect::plan {
+
+struct ClusterSpec {
+  net::TopologySpec topology;
+  hw::DeviceSpec device;
+  int nodes = 1;
+  int devices() const { return nodes * topology.devices_per_node; }
+};
+
+struct WorkloadSpec {
+  std::optional<workload::ModelSpec> model;  // a transformer to compile, or
+  std::string trace_file;                    // an execution graph JSON to replay
+};
+
+struct TrainingSpec {
+  std::int64_t seq_len = 0;
+  std::int64_t global_batch = 0;  // sequences per step
+  std::int64_t micro_batch = 1;   // sequences per micro-batch per data-parallel rank
+  core::Precision precision = core::Precision::bf16;
+};
+
+enum class Schedule : unsigned char { one_f_one_b, gpipe };
+using workload::Recompute;
+
+/// Placement dimensions, innermost first (the default TP, then PP, then DP: TP peers share a node).
+enum class Dim : unsigned char { tp, cp, pp, dp };
+
+struct ParallelPlan {
+  int tp = 1;
+  int pp = 1;
+  int dp = 0;  // 0 = derive: devices / (tp * pp * cp)
+  int cp = 1;
+  bool sequence_parallel = false;
+  Schedule schedule = Schedule::one_f_one_b;
+  int zero = 0;  // 0 = plain DP (all-reduce of grads), 1 = distributed optimizer (RS grads + AG params)
+  Recompute recompute = Recompute::none;
+  std::vector<Dim> order = {Dim::tp, Dim::cp, Dim::pp, Dim::dp};
+  /// Gradient bucket size for DP reduction overlapped with backward (Megatron's default is 40M
+  /// parameters = 80 MB in bf16 grads); 0 = one bucket per pipeline stage at the end.
+  core::Bytes grad_bucket_bytes = core::Bytes(80e6);
+  bool overlap_grad_reduce = true;
+};
+
+struct Experiment {
+  std::string name;
+  std::string file;  // the YAML it came from, for messages
+  ClusterSpec cluster;
+  WorkloadSpec workload;
+  TrainingSpec training;
+  ParallelPlan parallel;
+};
+
+}  // namespace inflect::plan

@@ -1,0 +1,189 @@
+#include "inflect/io/yaml_reader.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "inflect/core/strings.hpp"
+#include "inflect/core/units_parse.hpp"
+
+namespace inflect::io {
+
+using core::Error;
+using core::ErrorKind;
+
+Node::Node(YAML::Node node, std::shared_ptr<const std::string> file, std::string path)
+    : node_(std::move(node)), file_(std::move(file)), path_(std::move(path)) {}
+
+core::SourceLocation Node::where() const {
+  core::SourceLocation loc;
+  loc.file = *file_;
+  YAML::Mark m = node_.Mark();
+  if (m.line >= 0) {
+    loc.line = m.line + 1;
+    loc.column = m.column + 1;
+  }
+  loc.key_path = path_;
+  return loc;
+}
+
+void Node::fail(const std::string& message) const { throw Error(ErrorKind::input, message, where()); }
+
+namespace {
+std::string describe(const YAML::Node& n) {
+  if (n.IsScalar()) return fmt::format("'{}'", n.Scalar());
+  if (n.IsMap()) return "a map";
+  if (n.IsSequence()) return "a list";
+  return "nothing";
+}
+}  // namespace
+
+std::string Node::as_string() const {
+  if (!node_.IsScalar()) fail(fmt::format("expected a string, got {}", describe(node_)));
+  return node_.Scalar();
+}
+
+std::int64_t Node::as_int() const {
+  if (!node_.IsScalar()) fail(fmt::format("expected an integer, got {}", describe(node_)));
+  const std::string& s = node_.Scalar();
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(s, &used, 10);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != s.size()) fail(fmt::format("expected an integer, got '{}'", s));
+  return v;
+}
+
+std::int64_t Node::as_int(std::int64_t lo, std::int64_t hi) const {
+  std::int64_t v = as_int();
+  if (v < lo || v > hi) fail(fmt::format("{} is out of range; allowed: {} to {}", v, lo, hi));
+  return v;
+}
+
+double Node::as_double() const {
+  if (!node_.IsScalar()) fail(fmt::format("expected a number, got {}", describe(node_)));
+  const std::string& s = node_.Scalar();
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != s.size() || !(v == v)) fail(fmt::format("expected a number, got '{}'", s));
+  return v;
+}
+
+bool Node::as_bool() const {
+  if (!node_.IsScalar()) fail(fmt::format("expected true or false, got {}", describe(node_)));
+  const std::string& s = node_.Scalar();
+  if (s == "true" || s == "True" || s == "yes") return true;
+  if (s == "false" || s == "False" || s == "no") return false;
+  fail(fmt::format("expected true or false, got '{}'", s));
+}
+
+namespace {
+template <class Q, class Parse>
+Q parse_quantity(const Node& n, Parse parse, const char* what, const char* example) {
+  if (!n.raw().IsScalar()) n.fail(fmt::format("expected {} (e.g. {}), got {}", what, example, describe(n.raw())));
+  auto v = parse(n.raw().Scalar());
+  if (!v) n.fail(fmt::format("'{}' is not {} (e.g. {})", n.raw().Scalar(), what, example));
+  return *v;
+}
+}  // namespace
+
+core::Bytes Node::as_bytes() const { return parse_quantity<core::Bytes>(*this, core::parse_bytes, "a size", "80GiB or 141GB"); }
+core::Bandwidth Node::as_bandwidth() const {
+  return parse_quantity<core::Bandwidth>(*this, core::parse_bandwidth, "a bandwidth", "450GB/s or 400Gbps");
+}
+core::Seconds Node::as_duration() const {
+  return parse_quantity<core::Seconds>(*this, core::parse_duration, "a duration", "1.5us or 300ns");
+}
+core::Watts Node::as_watts() const { return parse_quantity<core::Watts>(*this, core::parse_watts, "a power", "700W"); }
+core::FlopRate Node::as_flop_rate() const {
+  return parse_quantity<core::FlopRate>(*this, core::parse_flop_rate, "a FLOP rate", "989TFLOP/s");
+}
+
+std::string Node::as_choice(const std::vector<std::string>& allowed) const {
+  std::string s = as_string();
+  for (const auto& a : allowed)
+    if (a == s) return s;
+  std::string hint = core::closest_match(s, allowed);
+  fail(fmt::format("'{}' is not allowed{}; allowed: {}", s, hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint),
+                   core::join(allowed)));
+}
+
+std::vector<Node> Node::items() const {
+  if (!node_.IsSequence()) fail(fmt::format("expected a list, got {}", describe(node_)));
+  std::vector<Node> out;
+  for (std::size_t i = 0; i < node_.size(); ++i)
+    out.emplace_back(node_[i], file_, fmt::format("{}[{}]", path_, i));
+  return out;
+}
+
+Node Node::child(const std::string& key) const {
+  return Node(node_[key], file_, path_.empty() ? key : path_ + "." + key);
+}
+
+MapReader::MapReader(const Node& map) : map_(map) {
+  if (!map.is_map()) map.fail(fmt::format("expected a map of keys, got {}", describe(map.raw())));
+}
+
+bool MapReader::has(const std::string& key) const { return static_cast<bool>(map_.raw()[key]); }
+
+Node MapReader::required(const std::string& key) {
+  asked_.push_back(key);
+  if (!has(key)) map_.fail(fmt::format("missing required key '{}'", key));
+  return map_.child(key);
+}
+
+std::optional<Node> MapReader::optional(const std::string& key) {
+  asked_.push_back(key);
+  if (!has(key)) return std::nullopt;
+  Node n = map_.child(key);
+  if (n.is_null()) return std::nullopt;
+  return n;
+}
+
+void MapReader::finish() const {
+  for (auto it = map_.raw().begin(); it != map_.raw().end(); ++it) {
+    std::string key = it->first.IsScalar() ? it->first.Scalar() : "?";
+    bool known = false;
+    for (const auto& a : asked_) known = known || a == key;
+    if (known) continue;
+    Node at(it->first, std::make_shared<const std::string>(map_.file()),
+            map_.path().empty() ? key : map_.path() + "." + key);
+    std::string hint = core::closest_match(key, asked_);
+    at.fail(fmt::format("unknown key '{}'{}; allowed here: {}", key,
+                        hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint), core::join(asked_)));
+  }
+}
+
+Node load_yaml_string(const std::string& text, const std::string& name) {
+  auto file = std::make_shared<const std::string>(name);
+  try {
+    return Node(YAML::Load(text), file, "");
+  } catch (const YAML::Exception& e) {
+    core::SourceLocation loc;
+    loc.file = name;
+    if (e.mark.line >= 0) {
+      loc.line = e.mark.line + 1;
+      loc.column = e.mark.column + 1;
+    }
+    throw Error(ErrorKind::input, fmt::format("YAML syntax error: {}", e.msg), loc);
+  }
+}
+
+Node load_yaml_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(ErrorKind::io, fmt::format("cannot open '{}': no such file or not readable", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return load_yaml_string(ss.str(), path);
+}
+
+}  // namespace inflect::io

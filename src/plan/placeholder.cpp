@@ -1,0 +1,1 @@
+// placeholder until this layer lands; removed when it does

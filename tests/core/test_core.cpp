@@ -1,0 +1,83 @@
+#include <doctest/doctest.h>
+
+#include "inflect/core/event_queue.hpp"
+#include "inflect/core/strings.hpp"
+#include "inflect/core/time.hpp"
+#include "inflect/core/units.hpp"
+#include "inflect/core/units_parse.hpp"
+
+using namespace inflect::core;
+
+TEST_CASE("time rounds once to integer picoseconds") {
+  // 1.5 us = 1,500,000 ps exactly; 0.4 ps rounds down to 0 and 0.6 ps up to 1.
+  CHECK(Time::us(1.5).count_ps() == 1500000);
+  CHECK(Time::from_seconds(0.4e-12).count_ps() == 0);
+  CHECK(Time::from_seconds(0.6e-12).count_ps() == 1);
+  CHECK(Time::from_seconds(-1.0) == Time::zero());
+  CHECK(Time::from_seconds(1e30) == Time::max());
+  CHECK((Time::ps(3) + Time::ps(4)).count_ps() == 7);
+}
+
+TEST_CASE("units keep dimensions: bytes over bandwidth is seconds") {
+  // 900 GB over 450 GB/s = 2 s.
+  Seconds s = gb(900) / gb_per_s(450);
+  CHECK(s.value() == doctest::Approx(2.0));
+  // 400 Gb/s = 50 GB/s.
+  CHECK(gbit_per_s(400).value() == doctest::Approx(50e9));
+}
+
+TEST_CASE("unit parsing at the edge") {
+  CHECK(parse_bytes("80GiB")->value() == doctest::Approx(80.0 * 1073741824.0));
+  CHECK(parse_bytes("80 GB")->value() == doctest::Approx(80e9));
+  CHECK(parse_bytes("1024")->value() == doctest::Approx(1024));
+  CHECK_FALSE(parse_bytes("80 parsecs"));
+  CHECK_FALSE(parse_bytes(""));
+  CHECK(parse_bandwidth("400Gbps")->value() == doctest::Approx(50e9));
+  CHECK(parse_bandwidth("400Gb/s")->value() == doctest::Approx(50e9));
+  CHECK(parse_bandwidth("3.35TB/s")->value() == doctest::Approx(3.35e12));
+  CHECK(parse_duration("1.5us")->value() == doctest::Approx(1.5e-6));
+  CHECK(parse_duration("300ns")->value() == doctest::Approx(3e-7));
+  CHECK(parse_flop_rate("989TFLOP/s")->value() == doctest::Approx(989e12));
+  CHECK(parse_watts("0.7kW")->value() == doctest::Approx(700));
+  CHECK_FALSE(parse_watts("-5W"));
+}
+
+TEST_CASE("event queue pops by time, then in push order") {
+  EventQueue q;
+  q.push(Time::ps(10), 0, 1);
+  q.push(Time::ps(5), 0, 2);
+  q.push(Time::ps(10), 0, 3);
+  q.push(Time::ps(5), 0, 4);
+  q.push(Time::ps(1), 0, 5);
+  std::vector<std::uint32_t> order;
+  while (!q.empty()) order.push_back(q.pop().id);
+  CHECK(order == std::vector<std::uint32_t>{5, 2, 4, 1, 3});
+}
+
+TEST_CASE("event queue survives many interleaved pushes and pops in order") {
+  EventQueue q;
+  std::uint64_t x = 12345;
+  Time last = Time::zero();
+  for (int i = 0; i < 20000; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    q.push(last + Time::ps(static_cast<std::int64_t>(x >> 50)), 0, static_cast<std::uint32_t>(i));
+    if (i % 3 == 0) {
+      Event e = q.pop();
+      CHECK(e.time >= last);
+      last = e.time;
+    }
+  }
+  while (!q.empty()) {
+    Event e = q.pop();
+    CHECK(e.time >= last);
+    last = e.time;
+  }
+}
+
+TEST_CASE("did-you-mean suggestions") {
+  std::vector<std::string> keys = {"schedule", "sequence_parallel", "recompute", "zero"};
+  CHECK(closest_match("schedul", keys) == "schedule");
+  CHECK(closest_match("recomput", keys) == "recompute");
+  CHECK(closest_match("banana", keys).empty());
+  CHECK(edit_distance("kitten", "sitting") == 3);
+}
