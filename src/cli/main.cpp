@@ -1,1 +1,68 @@
-int main() { return 0; }
+// inflect: a discrete-event simulator of LLM-training clusters. See README.md.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "cli/commands.hpp"
+#include "inflect/core/error.hpp"
+#include "inflect/io/experiment_loader.hpp"
+
+int main(int argc, char** argv) {
+  using namespace inflect;
+  io::set_project_root(INFLECT_SOURCE_DIR);
+  CLI::App app{"inflect: simulate LLM training on modeled clusters"};
+  app.require_subcommand(1);
+
+  cli::RunArgs run;
+  auto* run_cmd = app.add_subcommand("run", "simulate one experiment: summary on stdout, report.json and trace.json in --out");
+  run_cmd->add_option("experiment", run.experiment, "experiment YAML")->required();
+  auto* out_opt = run_cmd->add_option("--out", run.out_dir, "directory for report.json and trace.json (default out/)");
+  run_cmd->add_flag("--json", run.json, "print report.json on stdout and nothing else");
+  run_cmd->add_option("--fidelity", run.fidelity, "full (every rank) or symmetric (one rank per class)")
+      ->check(CLI::IsMember({"full", "symmetric"}));
+  run_cmd->add_flag("--unfused", run.unfused, "one op per kernel instead of one per block (same timing, bigger trace)");
+  run_cmd->add_option("--trace-ranks", run.trace_ranks, "ranks kept in trace.json (default 64)")->check(CLI::PositiveNumber);
+  run_cmd->add_flag("--no-trace", run.no_trace, "do not write trace.json");
+  run_cmd->add_flag("--oneline", run.oneline, "print a one-line summary instead of the full one");
+
+  std::string validate_file;
+  auto* validate_cmd = app.add_subcommand("validate", "check an experiment file; simulates nothing");
+  validate_cmd->add_option("experiment", validate_file, "experiment YAML")->required();
+
+  auto* devices_cmd = app.add_subcommand("devices", "print the device catalog");
+
+  std::string export_file, export_out = "graph.json", export_fidelity = "symmetric";
+  auto* export_cmd = app.add_subcommand("export", "write the execution graph an experiment compiles to (JSON)");
+  export_cmd->add_option("experiment", export_file, "experiment YAML")->required();
+  export_cmd->add_option("--out", export_out, "output file (default graph.json)");
+  export_cmd->add_option("--fidelity", export_fidelity, "full or symmetric")->check(CLI::IsMember({"full", "symmetric"}));
+
+  bool quick = false;
+  auto* bench_cmd = app.add_subcommand("bench", "measure the simulator's own speed");
+  bench_cmd->add_flag("--quick", quick, "skip the 16,384-GPU full-fidelity case");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  try {
+    if (*run_cmd) {
+      run.out_given = out_opt->count() > 0;
+      return cli::cmd_run(run);
+    }
+    if (*validate_cmd) return cli::cmd_validate(validate_file);
+    if (*devices_cmd) return cli::cmd_devices();
+    if (*export_cmd) return cli::cmd_export(export_file, export_out, export_fidelity);
+    if (*bench_cmd) return cli::cmd_bench(quick);
+  } catch (const core::Error& e) {
+    std::fprintf(stderr, "inflect: error: %s\n", core::format_error(e).c_str());
+    return e.kind() == core::ErrorKind::internal ? 1 : 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "inflect: internal error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

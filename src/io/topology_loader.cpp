@@ -136,7 +136,7 @@ net::ScaleOutFabric parse_scale_out(const Node& node, int devices, FigureKeys& f
 
 net::TopologySpec parse_topology(const Node& root) {
   MapReader r(root);
-  declare(r, {"name", "device", "devices_per_node", "intra", "scale_out", "sources"});
+  declare(r, {"name", "device", "devices_per_node", "collective_overhead", "intra", "scale_out", "sources"});
   net::TopologySpec spec;
   spec.file = root.file();
   spec.name = r.required("name").as_string();
@@ -144,6 +144,8 @@ net::TopologySpec parse_topology(const Node& root) {
   spec.devices_per_node = static_cast<int>(r.required("devices_per_node").as_int(1, kMaxDevicesPerNode));
   FigureKeys figures;
   figures.add("devices_per_node");
+  spec.collective_overhead = read_latency(r.required("collective_overhead"));
+  figures.add("collective_overhead");
   spec.intra = parse_intra(r.required("intra"), spec.devices_per_node, figures);
   spec.scale_out = parse_scale_out(r.required("scale_out"), spec.devices_per_node, figures);
   Node sources = r.required("sources");

@@ -45,11 +45,11 @@ void ExecutionGraph::set_ranks(int total, std::vector<RankId> simulated,
   represents_ = std::move(represents);
 }
 
-std::uint8_t ExecutionGraph::stream(const std::string& name) {
+std::uint8_t ExecutionGraph::stream(const std::string& stream_name) {
   for (std::size_t i = 0; i < streams_.size(); ++i)
-    if (streams_[i] == name) return static_cast<std::uint8_t>(i);
+    if (streams_[i] == stream_name) return static_cast<std::uint8_t>(i);
   core::check_invariant(streams_.size() < 255, "at most 255 streams per rank");
-  streams_.push_back(name);
+  streams_.push_back(stream_name);
   return static_cast<std::uint8_t>(streams_.size() - 1);
 }
 

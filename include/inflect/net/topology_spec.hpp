@@ -46,6 +46,9 @@ struct TopologySpec {
   std::string name;
   std::string device;  // device catalog key of every device
   int devices_per_node = 8;
+  /// Fixed software cost of one collective call (kernel launch, proxy, synchronization), the
+  /// collective library's base latency.
+  core::Seconds collective_overhead;
   IntraNodeFabric intra;
   ScaleOutFabric scale_out;
   std::map<std::string, std::string> sources;

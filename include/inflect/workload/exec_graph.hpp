@@ -35,9 +35,14 @@ const char* to_string(Phase p);
 const char* to_string(CollectiveKind k);
 const char* to_string(ParallelDim d);
 
+/// A kernel, or a fused block of kernels that run back to back on one stream (the compiler fuses
+/// a transformer block's kernels between two communication points, which changes no timing and
+/// keeps huge graphs small). When `parts` is non-empty, the op's duration is the sum of the parts'
+/// durations and `cost` holds their summed FLOPs and bytes.
 struct Kernel {
   std::string name;
   core::KernelCost cost;
+  std::vector<core::KernelCost> parts;
 };
 
 /// bytes follow nccl-tests' conventions so figures compare with its output: all_reduce = the
@@ -85,7 +90,7 @@ class ExecutionGraph {
   const std::vector<RankId>& simulated_ranks() const { return simulated_; }
   const std::vector<std::uint32_t>& represents() const { return represents_; }
 
-  std::uint8_t stream(const std::string& name);  // id of a stream name, added on first use
+  std::uint8_t stream(const std::string& stream_name);  // id of a stream name, added on first use
   const std::vector<std::string>& stream_names() const { return streams_; }
 
   std::uint32_t add_kernel(Kernel k);

@@ -1,0 +1,53 @@
+#pragma once
+// The discrete-event engine: executes an execution graph over the devices' compute model and the
+// network's flow model.
+//
+// Each simulated rank has streams that run their ops in order, one at a time; an op also waits
+// for its explicit deps. A compute op takes the compute model's duration for its kernel. A
+// collective op waits until every simulated member of its group has reached the matching call,
+// then runs the lowered collective's phases as transfers sharing links max-min fairly with every
+// other transfer in flight. In symmetric fidelity a transfer stands for itself and its mirrors
+// (the same collective of the ranks it represents): it weighs on each link as all of them together.
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "inflect/core/time.hpp"
+#include "inflect/hw/compute_model.hpp"
+#include "inflect/net/collective.hpp"
+#include "inflect/net/topology.hpp"
+#include "inflect/sim/observer.hpp"
+#include "inflect/workload/exec_graph.hpp"
+
+namespace inflect::sim {
+
+struct EngineOptions {
+  Observer* observer = nullptr;
+  net::CollectiveTuning tuning;
+  /// Name of the stream whose idle time is attributed in the breakdown.
+  std::string compute_stream = "compute";
+};
+
+/// Where one rank's time went. compute + exposed + bubble + other = finish.
+struct RankTimes {
+  workload::RankId rank = 0;
+  core::Time finish;
+  core::Time compute;
+  std::array<core::Time, workload::kParallelDims> exposed{};
+  core::Time bubble;
+  core::Time other;
+  double flops = 0;  // kernel FLOPs executed (incl. recompute)
+};
+
+struct EngineResult {
+  core::Time makespan;
+  std::vector<RankTimes> ranks;  // one per simulated rank, in graph order
+  std::uint64_t events = 0;
+  std::uint64_t transfers = 0;
+};
+
+/// Runs the graph once. `compute` gives kernel durations for the (identical) devices.
+EngineResult run_engine(const workload::ExecutionGraph& graph, const net::Topology& topo,
+                        const hw::ComputeModel& compute, const EngineOptions& options = {});
+
+}  // namespace inflect::sim

@@ -1,0 +1,73 @@
+// `inflect bench`: the simulator's own speed, as figures for notes and regressions (not asserted
+// anywhere): raw event-queue throughput, and wall time, events and events/s of the large bundled
+// examples in both fidelities, with the process's peak RSS.
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/commands.hpp"
+#include "inflect/analysis/simulate.hpp"
+#include "inflect/core/event_queue.hpp"
+#include "inflect/io/experiment_loader.hpp"
+
+namespace inflect::cli {
+namespace {
+
+double peak_rss_mb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;  // Linux reports KiB
+}
+
+void bench_queue() {
+  core::EventQueue q;
+  const int n = 4'000'000;
+  std::uint64_t x = 88172645463325252ULL;
+  auto t0 = std::chrono::steady_clock::now();
+  // Hold ~64k pending events, as a large simulation does, and churn through n push/pop pairs.
+  for (int i = 0; i < 65536; ++i) {
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    q.push(core::Time::ps(static_cast<std::int64_t>(x % 1000000)), 0, static_cast<std::uint32_t>(i));
+  }
+  for (int i = 0; i < n; ++i) {
+    core::Event e = q.pop();
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    q.push(e.time + core::Time::ps(static_cast<std::int64_t>(x % 1000000)), 0, e.id);
+  }
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("event queue: %d push+pop pairs with 64k pending in %.3f s = %.1f M events/s\n", n, s, n / s / 1e6);
+}
+
+void bench_case(const std::string& file, plan::Fidelity f) {
+  std::string path = (std::filesystem::path(io::project_root()) / file).string();
+  plan::Experiment e = io::load_experiment(path);
+  analysis::SimulateOptions so;
+  so.fidelity = f;
+  auto t0 = std::chrono::steady_clock::now();
+  analysis::RunReport r = analysis::simulate(e, so);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("%-44s %-9s %6d GPUs  step %8.3f s  wall %8.3f s  events %10llu  ops %10llu  %6.2f M events/s  rss %7.0f MB\n",
+              file.c_str(), f == plan::Fidelity::full ? "full" : "symmetric", r.devices, r.step_time_s, s,
+              static_cast<unsigned long long>(r.simulator.events), static_cast<unsigned long long>(r.simulator.ops),
+              static_cast<double>(r.simulator.events) / s / 1e6, peak_rss_mb());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int cmd_bench(bool quick) {
+  bench_queue();
+  const char* cases[] = {"workloads/examples/llama-32l-1024.yaml", "workloads/examples/gpt3-175b-1024-a100.yaml",
+                         "workloads/examples/llama3-405b-16k-h100.yaml"};
+  for (const char* c : cases) {
+    bench_case(c, plan::Fidelity::symmetric);
+    if (quick && std::string(c).find("16k") != std::string::npos) continue;
+    bench_case(c, plan::Fidelity::full);
+  }
+  return 0;
+}
+
+}  // namespace inflect::cli

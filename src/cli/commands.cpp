@@ -1,0 +1,102 @@
+#include "cli/commands.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "inflect/analysis/simulate.hpp"
+#include "inflect/core/error.hpp"
+#include "inflect/io/chrome_trace.hpp"
+#include "inflect/io/device_catalog.hpp"
+#include "inflect/io/experiment_loader.hpp"
+#include "inflect/io/report_json.hpp"
+#include "inflect/plan/compiler.hpp"
+#include "inflect/workload/graph_json.hpp"
+
+namespace inflect::cli {
+namespace {
+
+plan::Fidelity parse_fidelity(const std::string& f) { return f == "full" ? plan::Fidelity::full : plan::Fidelity::symmetric; }
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw core::Error(core::ErrorKind::io, fmt::format("cannot write '{}'", path));
+  out << text;
+  if (!out) throw core::Error(core::ErrorKind::io, fmt::format("cannot write '{}'", path));
+}
+
+void make_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw core::Error(core::ErrorKind::io, fmt::format("cannot create directory '{}': {}", dir, ec.message()));
+}
+
+}  // namespace
+
+int cmd_run(const RunArgs& a) {
+  plan::Experiment e = io::load_experiment(a.experiment);
+  analysis::SimulateOptions so;
+  so.fidelity = parse_fidelity(a.fidelity);
+  so.fuse_blocks = !a.unfused;
+  const bool write_files = !a.json || a.out_given;
+  io::ChromeTraceWriter trace(a.trace_ranks);
+  if (write_files && !a.no_trace) so.observer = &trace;
+  analysis::RunReport r = analysis::simulate(e, so);
+  if (write_files) {
+    make_dir(a.out_dir);
+    write_file((std::filesystem::path(a.out_dir) / "report.json").string(), io::report_to_json(r) + "\n");
+    if (!a.no_trace) trace.write((std::filesystem::path(a.out_dir) / "trace.json").string());
+  }
+  if (a.json) {
+    std::fputs((io::report_to_json(r) + "\n").c_str(), stdout);
+  } else if (a.oneline) {
+    std::fputs(fmt::format("{:<28} {:>6} GPUs {:<10} {:<44} step {:8.3f} s  {:>10.0f} tok/s  {:6.1f} TFLOP/s/GPU  MFU {:5.1f}%  "
+                           "mem {:5.1f}/{:.0f} GiB{}\n",
+                           r.name, r.devices, r.device, r.plan, r.step_time_s, r.tokens_per_s, r.model_tflops_per_gpu, 100 * r.mfu,
+                           r.memory.peak_bytes / 1073741824.0, r.memory.capacity_bytes / 1073741824.0,
+                           r.memory.fits ? "" : " DOES NOT FIT")
+                   .c_str(),
+               stdout);
+  } else {
+    std::fputs(io::format_summary(r).c_str(), stdout);
+    if (write_files)
+      std::fputs(fmt::format("\nwrote {0}/report.json{1}\n", a.out_dir, a.no_trace ? "" : fmt::format(" and {}/trace.json", a.out_dir)).c_str(),
+                 stdout);
+  }
+  return 0;
+}
+
+int cmd_validate(const std::string& experiment) {
+  plan::Experiment e = io::load_experiment(experiment);
+  std::string what;
+  if (e.workload.model) {
+    plan::check_plan(e);
+    plan::MemoryEstimate mem = plan::estimate_memory(e, plan::derive_dp(e));
+    what = fmt::format("model {} on {} x {} ({} devices), dp={}; peak memory {:.1f} GiB of {:.1f} GiB{}", e.workload.model->name,
+                       e.cluster.nodes, e.cluster.topology.name, e.cluster.devices(), plan::derive_dp(e), mem.peak.value() / 1073741824.0,
+                       mem.capacity.value() / 1073741824.0, mem.fits() ? "" : " (DOES NOT FIT)");
+  } else {
+    what = fmt::format("trace {} on {} devices", e.workload.trace_file, e.cluster.devices());
+  }
+  std::fputs(fmt::format("{}: ok: {}\n", experiment, what).c_str(), stdout);
+  return 0;
+}
+
+int cmd_devices() {
+  std::fputs(io::format_device_table(io::device_catalog()).c_str(), stdout);
+  return 0;
+}
+
+int cmd_export(const std::string& experiment, const std::string& out, const std::string& fidelity) {
+  plan::Experiment e = io::load_experiment(experiment);
+  analysis::SimulateOptions so;
+  so.fidelity = parse_fidelity(fidelity);
+  workload::ExecutionGraph g = analysis::build_graph(e, so);
+  write_file(out, workload::graph_to_json(g));
+  std::fputs(fmt::format("wrote {} ({} ops on {} simulated ranks)\n", out, g.ops().size(), g.simulated_ranks().size()).c_str(), stdout);
+  return 0;
+}
+
+}  // namespace inflect::cli

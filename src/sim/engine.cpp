@@ -1,0 +1,464 @@
+#include "inflect/sim/engine.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "inflect/core/error.hpp"
+#include "inflect/core/event_queue.hpp"
+#include "inflect/net/flow_network.hpp"
+
+namespace inflect::sim {
+namespace {
+
+using core::Time;
+using workload::ExecutionGraph;
+using workload::Op;
+using workload::OpId;
+using workload::OpType;
+
+constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+
+enum EventKind : std::uint32_t { kComputeDone = 0, kPhaseLatencyDone = 1, kTransferDone = 2, kCollectiveDone = 3 };
+
+net::CollectiveOp to_net(workload::CollectiveKind k) {
+  switch (k) {
+    case workload::CollectiveKind::all_reduce: return net::CollectiveOp::all_reduce;
+    case workload::CollectiveKind::reduce_scatter: return net::CollectiveOp::reduce_scatter;
+    case workload::CollectiveKind::all_gather: return net::CollectiveOp::all_gather;
+    case workload::CollectiveKind::all_to_all: return net::CollectiveOp::all_to_all;
+    case workload::CollectiveKind::send_recv: return net::CollectiveOp::send_recv;
+  }
+  return net::CollectiveOp::all_reduce;
+}
+
+/// A collective phase ready for the flow model: weights relative to the reference size.
+struct ReadyPhase {
+  std::vector<std::pair<net::LinkId, double>> weights;
+  double bytes = 0;
+  Time latency;
+};
+
+class Engine {
+ public:
+  Engine(const ExecutionGraph& g, const net::Topology& topo, const hw::ComputeModel& compute, const EngineOptions& opt)
+      : g_(g), topo_(topo), opt_(opt), net_(topo.links()) {
+    setup(compute);
+  }
+
+  EngineResult run();
+
+ private:
+  struct Instance {
+    std::uint32_t payload = 0;
+    std::uint32_t needed = 0;
+    std::uint32_t arrived = 0;
+    std::uint32_t member_begin = 0;  // into inst_members_
+    Time start = Time::max();
+    Time end;
+  };
+  struct Active {
+    std::uint32_t instance = 0;
+    std::uint32_t phase = 0;
+  };
+
+  void setup(const hw::ComputeModel& compute);
+  const std::vector<ReadyPhase>& phases_for(std::uint32_t payload);
+  void try_start(OpId op);
+  void finish_op(OpId op);
+  void start_collective(std::uint32_t inst);
+  void start_phase(std::uint32_t active);
+  void start_transfer(std::uint32_t active);
+  void complete_collective(std::uint32_t inst);
+  void attribute_gap(std::uint32_t slot, Time from, Time to, std::uint32_t binding);
+  std::uint32_t stream_key(const Op& op) const { return static_cast<std::uint32_t>(slot_of_[static_cast<std::size_t>(op.rank)]) * nstreams_ + op.stream; }
+
+  const ExecutionGraph& g_;
+  const net::Topology& topo_;
+  const EngineOptions& opt_;
+  net::FlowNetwork net_;
+  core::EventQueue q_;
+  Time now_;
+
+  std::vector<std::int32_t> slot_of_;
+  std::uint32_t nstreams_ = 0;
+  int compute_stream_ = -1;
+  // Streams: ops of each (slot, stream) in order, as CSR; head position and busy flag.
+  std::vector<std::uint32_t> stream_begin_, stream_ops_, stream_head_;
+  std::vector<char> stream_busy_;
+  // Dependencies.
+  std::vector<std::uint32_t> remaining_;
+  std::vector<std::uint32_t> succ_begin_, succ_;
+  std::vector<std::uint32_t> binding_;
+  // Compute.
+  std::vector<Time> kernel_time_;
+  // Collectives.
+  std::vector<std::uint32_t> inst_of_op_;
+  std::vector<Instance> inst_;
+  std::vector<OpId> inst_members_;
+  std::vector<std::vector<ReadyPhase>> lowered_;
+  std::vector<char> lowered_done_;
+  std::vector<Active> active_;
+  std::vector<std::uint32_t> free_active_;
+  std::vector<std::uint32_t> transfer_owner_;
+  std::vector<std::pair<net::FlowNetwork::TransferId, Time>> resched_;
+  // Stats.
+  std::vector<RankTimes> ranks_;
+  std::vector<Time> idle_since_;
+  std::vector<OpId> last_op_;
+  std::vector<Time> last_end_;
+  std::vector<Time> posted_;  // only with an observer
+  std::vector<Time> start_;   // only with an observer
+  std::uint64_t done_ops_ = 0;
+  std::uint64_t transfers_ = 0;
+};
+
+void Engine::setup(const hw::ComputeModel& compute) {
+  const auto& ops = g_.ops();
+  const std::size_t n = ops.size();
+  const auto& sim = g_.simulated_ranks();
+  slot_of_.assign(static_cast<std::size_t>(g_.total_ranks()), -1);
+  for (std::size_t i = 0; i < sim.size(); ++i) slot_of_[static_cast<std::size_t>(sim[i])] = static_cast<std::int32_t>(i);
+  nstreams_ = static_cast<std::uint32_t>(std::max<std::size_t>(1, g_.stream_names().size()));
+  for (std::size_t i = 0; i < g_.stream_names().size(); ++i)
+    if (g_.stream_names()[i] == opt_.compute_stream) compute_stream_ = static_cast<int>(i);
+
+  // Streams as CSR.
+  const std::size_t nkeys = sim.size() * nstreams_;
+  stream_begin_.assign(nkeys + 1, 0);
+  for (const Op& op : ops) ++stream_begin_[stream_key(op) + 1];
+  for (std::size_t k = 0; k < nkeys; ++k) stream_begin_[k + 1] += stream_begin_[k];
+  stream_ops_.resize(n);
+  {
+    std::vector<std::uint32_t> fill(stream_begin_.begin(), stream_begin_.end() - 1);
+    for (std::size_t i = 0; i < n; ++i) stream_ops_[fill[stream_key(ops[i])]++] = static_cast<std::uint32_t>(i);
+  }
+  stream_head_.assign(stream_begin_.begin(), stream_begin_.end() - 1);
+  stream_busy_.assign(nkeys, 0);
+
+  // Explicit dependencies reversed into successor lists.
+  remaining_.assign(n, 0);
+  succ_begin_.assign(n + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto d = g_.deps(static_cast<OpId>(i));
+    remaining_[i] = static_cast<std::uint32_t>(d.size());
+    for (OpId p : d) ++succ_begin_[p + 1];
+  }
+  for (std::size_t i = 0; i < n; ++i) succ_begin_[i + 1] += succ_begin_[i];
+  succ_.resize(succ_begin_[n]);
+  {
+    std::vector<std::uint32_t> fill(succ_begin_.begin(), succ_begin_.end() - 1);
+    for (std::size_t i = 0; i < n; ++i)
+      for (OpId p : g_.deps(static_cast<OpId>(i))) succ_[fill[p]++] = static_cast<std::uint32_t>(i);
+  }
+  binding_.assign(n, kNone);
+
+  kernel_time_.reserve(g_.kernels().size());
+  for (const auto& k : g_.kernels()) {
+    if (k.parts.empty()) {
+      kernel_time_.push_back(compute.duration(k.cost));
+    } else {
+      Time t = Time::zero();
+      for (const auto& part : k.parts) t += compute.duration(part);
+      kernel_time_.push_back(t);
+    }
+  }
+
+  // Match the k-th call of each rank on a group into instances (NCCL's communicator order).
+  const auto& groups = g_.groups();
+  std::vector<std::uint32_t> needed(groups.size(), 0);
+  for (std::size_t gi = 0; gi < groups.size(); ++gi)
+    for (auto r : groups[gi].members)
+      if (slot_of_[static_cast<std::size_t>(r)] >= 0) ++needed[gi];
+  std::vector<std::vector<std::uint32_t>> inst_by_ordinal(groups.size());
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> ordinal(sim.size());  // per slot: (group, count)
+  inst_of_op_.assign(n, kNone);
+  std::vector<std::uint32_t> inst_count;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Op& op = ops[i];
+    if (op.type != OpType::collective) continue;
+    const auto& c = g_.collectives()[op.payload];
+    auto& mine = ordinal[static_cast<std::size_t>(slot_of_[static_cast<std::size_t>(op.rank)])];
+    std::uint32_t k = 0;
+    bool found = false;
+    for (auto& [grp, cnt] : mine)
+      if (grp == c.group) { k = cnt++; found = true; break; }
+    if (!found) mine.push_back({c.group, 1});
+    auto& list = inst_by_ordinal[c.group];
+    if (list.size() <= k) {
+      list.push_back(static_cast<std::uint32_t>(inst_.size()));
+      Instance in;
+      in.payload = op.payload;
+      in.needed = needed[c.group];
+      inst_.push_back(in);
+      inst_count.push_back(0);
+    }
+    std::uint32_t id = list[k];
+    const auto& other = g_.collectives()[inst_[id].payload];
+    if (other.kind != c.kind || other.bytes != c.bytes)
+      throw core::Error(core::ErrorKind::input,
+                        fmt::format("op {} on rank {}: call {} on group {} is a {} of {} bytes but other members "
+                                    "made it a {} of {} bytes",
+                                    i, op.rank, k, c.group, workload::to_string(c.kind), c.bytes.value(),
+                                    workload::to_string(other.kind), other.bytes.value()));
+    inst_of_op_[i] = id;
+    ++inst_count[id];
+  }
+  std::uint32_t acc = 0;
+  for (std::size_t i = 0; i < inst_.size(); ++i) {
+    inst_[i].member_begin = acc;
+    acc += inst_count[i];
+  }
+  inst_members_.resize(acc);
+  {
+    std::vector<std::uint32_t> fill(inst_.size());
+    for (std::size_t i = 0; i < inst_.size(); ++i) fill[i] = inst_[i].member_begin;
+    for (std::size_t i = 0; i < n; ++i)
+      if (inst_of_op_[i] != kNone) inst_members_[fill[inst_of_op_[i]]++] = static_cast<OpId>(i);
+  }
+  lowered_.resize(g_.collectives().size());
+  lowered_done_.assign(g_.collectives().size(), 0);
+
+  ranks_.resize(sim.size());
+  for (std::size_t i = 0; i < sim.size(); ++i) ranks_[i].rank = sim[i];
+  idle_since_.assign(sim.size(), Time::zero());
+  last_op_.assign(sim.size(), kNone);
+  last_end_.assign(sim.size(), Time::zero());
+  if (opt_.observer) {
+    posted_.assign(n, Time::zero());
+    start_.assign(n, Time::zero());
+  }
+  q_.reserve(sim.size() * 4 + 64);
+}
+
+const std::vector<ReadyPhase>& Engine::phases_for(std::uint32_t payload) {
+  if (lowered_done_[payload]) return lowered_[payload];
+  const auto& c = g_.collectives()[payload];
+  const auto& grp = g_.groups()[c.group];
+  const net::CollectiveOp op = to_net(c.kind);
+  net::LoweredCollective rep = net::lower_collective(op, grp.members, c.bytes, topo_, opt_.tuning);
+  std::vector<net::LoweredCollective> mirrors;
+  for (const auto& m : grp.mirrors) mirrors.push_back(net::lower_collective(op, m, c.bytes, topo_, opt_.tuning));
+  std::vector<ReadyPhase> out;
+  for (std::size_t p = 0; p < rep.phases.size(); ++p) {
+    const auto& ph = rep.phases[p];
+    ReadyPhase r;
+    r.bytes = ph.max_link_bytes;
+    r.latency = Time::from_seconds(ph.latency.value());
+    if (r.bytes > 0) {
+      // The representative's transfer weighs on each link as itself plus every mirror crossing it.
+      std::vector<std::pair<net::LinkId, double>> all(ph.link_bytes.begin(), ph.link_bytes.end());
+      for (const auto& m : mirrors)
+        if (p < m.phases.size()) all.insert(all.end(), m.phases[p].link_bytes.begin(), m.phases[p].link_bytes.end());
+      std::sort(all.begin(), all.end());
+      for (const auto& [l, b] : all) {
+        if (!r.weights.empty() && r.weights.back().first == l) r.weights.back().second += b / r.bytes;
+        else r.weights.push_back({l, b / r.bytes});
+      }
+    }
+    out.push_back(std::move(r));
+  }
+  lowered_[payload] = std::move(out);
+  lowered_done_[payload] = 1;
+  return lowered_[payload];
+}
+
+void Engine::try_start(OpId id) {
+  const Op& op = g_.ops()[id];
+  if (remaining_[id] != 0) return;
+  const std::uint32_t key = stream_key(op);
+  if (stream_busy_[key] || stream_head_[key] >= stream_begin_[key + 1] || stream_ops_[stream_head_[key]] != id) return;
+  stream_busy_[key] = 1;
+  const std::uint32_t slot = static_cast<std::uint32_t>(slot_of_[static_cast<std::size_t>(op.rank)]);
+  if (op.type == OpType::compute) {
+    if (static_cast<int>(op.stream) == compute_stream_) {
+      attribute_gap(slot, idle_since_[slot], now_, binding_[id]);
+      ranks_[slot].compute += kernel_time_[op.payload];
+    }
+    ranks_[slot].flops += g_.kernels()[op.payload].cost.flops.value();
+    if (opt_.observer) posted_[id] = start_[id] = now_;
+    q_.push(now_ + kernel_time_[op.payload], kComputeDone, id);
+    return;
+  }
+  if (opt_.observer) posted_[id] = now_;
+  Instance& in = inst_[inst_of_op_[id]];
+  if (++in.arrived == in.needed) start_collective(inst_of_op_[id]);
+}
+
+void Engine::start_collective(std::uint32_t inst) {
+  Instance& in = inst_[inst];
+  in.start = now_;
+  const auto& phases = phases_for(in.payload);
+  if (phases.empty()) {
+    q_.push(now_, kCollectiveDone, inst);
+    return;
+  }
+  std::uint32_t a;
+  if (!free_active_.empty()) {
+    a = free_active_.back();
+    free_active_.pop_back();
+  } else {
+    a = static_cast<std::uint32_t>(active_.size());
+    active_.emplace_back();
+  }
+  active_[a] = Active{inst, 0};
+  start_phase(a);
+}
+
+void Engine::start_phase(std::uint32_t a) {
+  const auto& ph = lowered_[inst_[active_[a].instance].payload][active_[a].phase];
+  if (ph.latency > Time::zero()) q_.push(now_ + ph.latency, kPhaseLatencyDone, a);
+  else start_transfer(a);
+}
+
+void Engine::start_transfer(std::uint32_t a) {
+  const auto& ph = lowered_[inst_[active_[a].instance].payload][active_[a].phase];
+  auto t = net_.start(now_, ph.weights, ph.bytes);
+  if (transfer_owner_.size() <= t) transfer_owner_.resize(t + 1, kNone);
+  transfer_owner_[t] = a;
+  ++transfers_;
+}
+
+void Engine::complete_collective(std::uint32_t inst) {
+  Instance& in = inst_[inst];
+  in.end = now_;
+  const std::uint32_t e = inst + 1 < inst_.size() ? inst_[inst + 1].member_begin : static_cast<std::uint32_t>(inst_members_.size());
+  for (std::uint32_t i = in.member_begin; i < e; ++i) {
+    if (opt_.observer) start_[inst_members_[i]] = in.start;
+    finish_op(inst_members_[i]);
+  }
+}
+
+void Engine::finish_op(OpId id) {
+  const Op& op = g_.ops()[id];
+  const std::uint32_t key = stream_key(op);
+  const std::uint32_t slot = static_cast<std::uint32_t>(slot_of_[static_cast<std::size_t>(op.rank)]);
+  ++done_ops_;
+  if (opt_.observer) opt_.observer->on_op(g_, OpSpan{id, posted_[id], start_[id], now_});
+  if (static_cast<int>(op.stream) == compute_stream_ && op.type == OpType::compute) idle_since_[slot] = now_;
+  if (now_ >= last_end_[slot]) {
+    last_end_[slot] = now_;
+    last_op_[slot] = id;
+  }
+  stream_busy_[key] = 0;
+  ++stream_head_[key];
+  for (std::uint32_t s = succ_begin_[id]; s < succ_begin_[id + 1]; ++s) {
+    OpId nx = succ_[s];
+    if (--remaining_[nx] == 0) {
+      binding_[nx] = id;
+      try_start(nx);
+    }
+  }
+  if (stream_head_[key] < stream_begin_[key + 1]) try_start(stream_ops_[stream_head_[key]]);
+}
+
+// The compute stream of `slot` idled from `from` to `to`; `binding` is the dependency that
+// released the op that ended the idle. Time the binding collective's data was moving is exposed
+// communication of its dimension; time before that (waiting for peers to arrive) is pipeline
+// bubble for point-to-point pipeline traffic and "other" for everything else.
+void Engine::attribute_gap(std::uint32_t slot, Time from, Time to, std::uint32_t binding) {
+  if (to <= from) return;
+  RankTimes& r = ranks_[slot];
+  const Time gap = to - from;
+  if (binding == kNone || g_.ops()[binding].type != OpType::collective) {
+    r.other += gap;
+    return;
+  }
+  const Instance& in = inst_[inst_of_op_[binding]];
+  const auto dim = g_.collectives()[in.payload].dim;
+  Time lo = std::max(from, in.start), hi = std::min(to, in.end);
+  Time exposed = hi > lo ? hi - lo : Time::zero();
+  r.exposed[static_cast<std::size_t>(dim)] += exposed;
+  if (dim == workload::ParallelDim::pp) r.bubble += gap - exposed;
+  else r.other += gap - exposed;
+}
+
+EngineResult Engine::run() {
+  if (opt_.observer) opt_.observer->on_begin(g_);
+  now_ = Time::zero();
+  // Every stream's first op may start at time zero.
+  for (std::uint32_t k = 0; k + 1 < stream_begin_.size(); ++k)
+    if (stream_begin_[k] < stream_begin_[k + 1]) try_start(stream_ops_[stream_begin_[k]]);
+  std::uint64_t events = 0;
+  while (true) {
+    net_.resolve(now_, resched_);
+    for (const auto& [t, when] : resched_)
+      if (when != Time::max()) q_.push(when, kTransferDone, t, net_.stamp(t));
+    resched_.clear();
+    if (q_.empty()) break;
+    now_ = q_.top().time;
+    // Process every event at this instant, then re-solve the network once.
+    while (!q_.empty() && q_.top().time == now_) {
+      core::Event e = q_.pop();
+      ++events;
+      switch (e.kind) {
+        case kComputeDone: finish_op(e.id); break;
+        case kPhaseLatencyDone: start_transfer(e.id); break;
+        case kTransferDone: {
+          if (e.stamp != net_.stamp(e.id) || transfer_owner_[e.id] == kNone) break;  // stale
+          std::uint32_t a = transfer_owner_[e.id];
+          transfer_owner_[e.id] = kNone;
+          net_.finish(e.id);
+          Active& act = active_[a];
+          const auto& phases = lowered_[inst_[act.instance].payload];
+          if (++act.phase < phases.size()) {
+            start_phase(a);
+          } else {
+            std::uint32_t inst = act.instance;
+            free_active_.push_back(a);
+            complete_collective(inst);
+          }
+          break;
+        }
+        case kCollectiveDone: complete_collective(e.id); break;
+        default: core::check_invariant(false, "unknown event kind");
+      }
+    }
+  }
+  if (done_ops_ != g_.ops().size()) {
+    // Find a stuck op to name.
+    std::string detail;
+    for (std::uint32_t k = 0; k + 1 < stream_begin_.size() && detail.empty(); ++k) {
+      if (stream_head_[k] < stream_begin_[k + 1]) {
+        OpId id = stream_ops_[stream_head_[k]];
+        const Op& op = g_.ops()[id];
+        if (op.type == OpType::collective) {
+          const Instance& in = inst_[inst_of_op_[id]];
+          detail = fmt::format("op {} on rank {} waits in collective '{}' ({} of {} members arrived)", id, op.rank,
+                               g_.collectives()[op.payload].name, in.arrived, in.needed);
+        } else {
+          detail = fmt::format("op {} on rank {} waits for {} dependencies", id, op.rank, remaining_[id]);
+        }
+      }
+    }
+    throw core::Error(core::ErrorKind::input,
+                      fmt::format("deadlock: {} of {} ops never ran; {}", g_.ops().size() - done_ops_, g_.ops().size(), detail));
+  }
+  EngineResult res;
+  for (std::size_t s = 0; s < ranks_.size(); ++s) {
+    RankTimes& r = ranks_[s];
+    r.finish = last_end_[s];
+    // The tail after the last compute op: attribute it to what finished last on the rank.
+    if (r.finish > idle_since_[s]) {
+      std::uint32_t last = last_op_[s];
+      attribute_gap(static_cast<std::uint32_t>(s), idle_since_[s], r.finish, last);
+    }
+    res.makespan = std::max(res.makespan, r.finish);
+  }
+  res.ranks = std::move(ranks_);
+  res.events = events;
+  res.transfers = transfers_;
+  if (opt_.observer) opt_.observer->on_end(g_, res.makespan);
+  return res;
+}
+
+}  // namespace
+
+EngineResult run_engine(const workload::ExecutionGraph& graph, const net::Topology& topo,
+                        const hw::ComputeModel& compute, const EngineOptions& options) {
+  Engine e(graph, topo, compute, options);
+  return e.run();
+}
+
+}  // namespace inflect::sim
