@@ -225,12 +225,15 @@ LoweredCollective lower_collective(CollectiveOp op, std::span<const DeviceId> me
     if (single_node && want("direct")) {
       LoweredCollective c;
       c.algorithm = "direct";
-      // Direct reduce-scatter / all-gather: each rank exchanges its S/p chunk with every peer.
+      // Direct reduce-scatter / all-gather: each rank exchanges its S/p chunk with every peer,
+      // p - 1 messages per rank: the pairwise (p-1) alpha of hardware.md 4.1, as for all-to-all.
+      // (With one step per phase the direct exchange beat the ring on NVSwitch, where it moves
+      // the same bytes per port, by latency alone.)
       if (op == CollectiveOp::all_reduce) {
-        c.phases.push_back(direct_phase(topo, members, n / pp, 1));
-        c.phases.push_back(direct_phase(topo, members, n / pp, 1));
+        c.phases.push_back(direct_phase(topo, members, n / pp, pi - 1));
+        c.phases.push_back(direct_phase(topo, members, n / pp, pi - 1));
       } else {
-        c.phases.push_back(direct_phase(topo, members, n / pp, 1));
+        c.phases.push_back(direct_phase(topo, members, n / pp, pi - 1));
       }
       candidates.push_back(std::move(c));
     }

@@ -1,10 +1,23 @@
 #include "inflect/net/flow_network.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "inflect/core/error.hpp"
 
 namespace inflect::net {
+namespace {
+
+// Time to move `bytes` at `rate`, rounded up to the next picosecond so a transfer never completes
+// before its bytes have moved; a duration that is a whole number of ticks up to floating-point
+// noise (1e-12 relative, far below the solver's tolerance) is not pushed to the next tick.
+core::Time ticks_to_move(double bytes, double rate) {
+  const double ps = bytes / rate * 1e12;
+  if (!(ps < 9.2e18)) return core::Time::max();
+  return core::Time::ps(static_cast<core::Time::rep>(std::ceil(ps * (1 - 1e-12))));
+}
+
+}  // namespace
 
 FlowNetwork::FlowNetwork(const std::vector<Link>& links) {
   for (const Link& l : links) solver_.add_constraint(l.capacity.value());
@@ -64,10 +77,8 @@ void FlowNetwork::resolve(core::Time now, std::vector<std::pair<TransferId, core
     t.last = now;
     t.rate = solver_.rate(v);
     ++t.stamp;
-    core::Time done = t.rate > 0 ? now + core::Time::from_seconds(t.remaining / t.rate) : core::Time::max();
-    // Round up by one tick so a transfer never completes before its bytes have moved.
-    if (done != core::Time::max() && t.remaining > 0) done += core::Time::ps(1);
-    reschedule.push_back({id, done});
+    const core::Time d = t.rate > 0 ? ticks_to_move(t.remaining, t.rate) : core::Time::max();
+    reschedule.push_back({id, d > core::Time::max() - now ? core::Time::max() : now + d});
   }
 }
 

@@ -39,11 +39,16 @@ MaxMinSystem::VarId MaxMinSystem::add_variable(std::span<const std::pair<ConsId,
   v.live = true;
   for (const auto& [c, w] : usage) {
     core::check_invariant(c < cons_.size() && w > 0, "variable usage must name a constraint with positive weight");
-    bool merged = false;
-    for (auto& u : v.uses)
-      if (u.cons == c) { u.weight += w; merged = true; }
-    if (!merged) v.uses.push_back({c, w});
+    v.uses.push_back({c, w});
   }
+  // Merge duplicate constraints (sort, then sum neighbours): O(u log u) for wide transfers.
+  std::sort(v.uses.begin(), v.uses.end(), [](const Use& a, const Use& b) { return a.cons < b.cons; });
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < v.uses.size(); ++i) {
+    if (out > 0 && v.uses[out - 1].cons == v.uses[i].cons) v.uses[out - 1].weight += v.uses[i].weight;
+    else v.uses[out++] = v.uses[i];
+  }
+  v.uses.resize(out);
   for (std::uint32_t i = 0; i < v.uses.size(); ++i) {
     Cons& c = cons_[v.uses[i].cons];
     v.slot.push_back(static_cast<std::uint32_t>(c.vars.size()));

@@ -247,14 +247,17 @@ const std::vector<ReadyPhase>& Engine::phases_for(std::uint32_t payload) {
     r.bytes = ph.max_link_bytes;
     r.latency = Time::from_seconds(ph.latency.value());
     if (r.bytes > 0) {
-      // The representative's transfer weighs on each link as itself plus every mirror crossing it.
-      std::vector<std::pair<net::LinkId, double>> all(ph.link_bytes.begin(), ph.link_bytes.end());
-      for (const auto& m : mirrors)
-        if (p < m.phases.size()) all.insert(all.end(), m.phases[p].link_bytes.begin(), m.phases[p].link_bytes.end());
-      std::sort(all.begin(), all.end());
-      for (const auto& [l, b] : all) {
-        if (!r.weights.empty() && r.weights.back().first == l) r.weights.back().second += b / r.bytes;
-        else r.weights.push_back({l, b / r.bytes});
+      // The representative's transfer weighs on each of its links as itself plus every mirror
+      // crossing that link. Links only mirrors cross are left out: on symmetric inputs each is the
+      // image of one of the representative's own links under the symmetry, loaded the same way.
+      for (const auto& [l, b] : ph.link_bytes) r.weights.push_back({l, b / r.bytes});
+      for (const auto& m : mirrors) {
+        if (p >= m.phases.size()) continue;
+        for (const auto& [l, b] : m.phases[p].link_bytes) {
+          auto it = std::lower_bound(r.weights.begin(), r.weights.end(), std::make_pair(l, 0.0),
+                                     [](const auto& x, const auto& y) { return x.first < y.first; });
+          if (it != r.weights.end() && it->first == l) it->second += b / r.bytes;
+        }
       }
     }
     out.push_back(std::move(r));

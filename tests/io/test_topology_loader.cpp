@@ -51,7 +51,9 @@ std::string valid_doc(const std::string& nic_key = "nic_bandwidth") {
          "  scale_out.nic_latency: g\n"
          "  scale_out.switch_latency: h\n"
          "  scale_out.nodes_per_leaf: i\n"
-         "  scale_out.efficiency: j\n";
+         "  scale_out.efficiency: j\n"
+         "  collective_overhead: k\n"
+         "collective_overhead: 6.6us\n";
 }
 
 Error parse_error(const std::string& text) {
@@ -102,7 +104,9 @@ TEST_CASE("every figure needs a source, and sources may not name figures that ar
   Error e = parse_error(doc);
   CHECK(e.message().find("no source for 'intra.efficiency'") != std::string::npos);
 
-  Error typo = parse_error(valid_doc() + "  scale_out.oversubscriptin: k\n");
+  std::string with_typo = valid_doc();
+  with_typo.insert(with_typo.find("  collective_overhead: k\n"), "  scale_out.oversubscriptin: k\n");
+  Error typo = parse_error(with_typo);
   CHECK(typo.message().find("unknown key 'scale_out.oversubscriptin'") != std::string::npos);
 }
 

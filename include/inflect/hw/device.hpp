@@ -18,7 +18,12 @@ struct EfficiencyCurve {
     double efficiency = 0;
   };
   std::vector<Point> points;  // sorted by x, at least one
+  /// Efficiency at x: linear in log10(x) between points, clamped to the end points outside them
+  /// (and for x <= 0). Throws core::Error(internal) on an empty curve: loaders never build one.
   double at(double x) const;
+  /// True when x / at(x) never decreases in x, i.e. a bigger kernel is never predicted to finish
+  /// sooner than a smaller one of the same kind. Loaders reject curves for which this is false.
+  bool work_monotone() const;
 };
 
 struct DeviceSpec {
@@ -38,9 +43,13 @@ struct DeviceSpec {
   double max_clock_mhz = 0;
   /// Fixed cost added to every kernel (launch + tail), seconds.
   core::Seconds kernel_launch_overhead;
-  /// Fraction of the dense peak a GEMM reaches, by the GEMM's FLOPs (shape effects on top: see
-  /// ComputeModel).
+  /// Fraction of the dense peak a GEMM's launched tiles reach, keyed by the FLOPs those tiles
+  /// execute (the GEMM's FLOPs / wave_quantization). Tile and wave effects come on top: see
+  /// ComputeModel and docs/devices.md.
   EfficiencyCurve gemm_efficiency;
+  /// Per-precision GEMM curves where the catalog gives one (it gives one for every supported
+  /// precision); a precision missing here falls back to `gemm_efficiency`. Keyed like the above.
+  std::map<core::Precision, EfficiencyCurve> gemm_efficiency_by_precision;
   /// Fraction of the dense peak a fused (flash-style) attention kernel reaches, by its FLOPs.
   EfficiencyCurve attention_efficiency;
   /// Fraction of HBM bandwidth a streaming kernel reaches, by bytes moved.
@@ -53,6 +62,9 @@ struct DeviceSpec {
 
   /// Dense peak at `p`; throws core::Error(input) if the device does not support it.
   core::FlopRate peak(core::Precision p) const;
+  /// The GEMM efficiency curve for `p`: gemm_efficiency_by_precision[p] if present, else
+  /// gemm_efficiency.
+  const EfficiencyCurve& gemm_curve(core::Precision p) const;
 };
 
 }  // namespace inflect::hw

@@ -1,7 +1,9 @@
 #pragma once
 // Experiment YAML -> plan::Experiment, with every key declared once in the option table
 // (io/options.hpp) and every impossible plan rejected with the file, line, key and what is allowed.
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "inflect/io/yaml_reader.hpp"
 #include "inflect/plan/experiment.hpp"
@@ -9,9 +11,25 @@
 namespace inflect::io {
 
 /// Loads and validates an experiment file. Relative paths inside it (cluster.topology,
-/// workload.trace) resolve against the file's directory, then the project root.
+/// workload.trace) resolve against the file's directory, then the current directory, then the
+/// project root. Throws core::Error(input) for bad content, core::Error(io) for missing files; both
+/// carry the file, line and key.
 plan::Experiment load_experiment(const std::string& path);
 /// Same from a parsed document; `base_dir` is where relative paths resolve first.
 plan::Experiment parse_experiment(const Node& root, const std::string& base_dir);
+
+/// The directory bundled topologies/ and workloads/ are found under when a relative path is not
+/// found next to the experiment or in the current directory. Set by set_project_root(); else the
+/// INFLECT_ROOT environment variable; else the INFLECT_SOURCE_DIR this file was compiled with, if
+/// any; else empty (no third place to look). Thread-safe.
+std::string project_root();
+/// Sets project_root() for the whole process (the CLI and tests pass their INFLECT_SOURCE_DIR).
+void set_project_root(std::string dir);
+
+/// Where a relative path `p` from a file in `base_dir` is looked for, in order: base_dir/p, p (the
+/// current directory), project_root()/p. An absolute path is looked for only as is.
+std::vector<std::string> search_paths(const std::string& p, const std::string& base_dir);
+/// The first of search_paths() that is a regular file, or nullopt.
+std::optional<std::string> find_input_file(const std::string& p, const std::string& base_dir);
 
 }  // namespace inflect::io

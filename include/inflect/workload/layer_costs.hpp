@@ -42,6 +42,10 @@ struct LayerKernels {
   core::Bytes cp_kv_bytes;
 };
 
+/// The kernels of one layer as one rank runs them: T = micro_batch*seq_len/cp local tokens; GEMMs
+/// with m = T and the TP-split n or k; causal flash attention (half the non-causal 4*b*s^2*h/tp,
+/// /cp); norms and dropouts on T/tp tokens with SP. Backward: dgrad + wgrad per GEMM, flash
+/// attention 2.5x forward FLOPs. Deterministic; FLOPs in FLOP, bytes of HBM traffic.
 LayerKernels transformer_layer(const ModelSpec& m, const ShardShape& s);
 
 /// Input embedding lookup (forward) and its gradient (backward) on the first stage.
@@ -50,18 +54,23 @@ std::vector<KernelSpec> embedding_bwd(const ModelSpec& m, const ShardShape& s);
 /// Final norm, output projection (vocab split over tp), softmax cross-entropy on the last stage.
 std::vector<KernelSpec> head_fwd(const ModelSpec& m, const ShardShape& s);
 std::vector<KernelSpec> head_bwd(const ModelSpec& m, const ShardShape& s);
-/// Adam update over `params` parameters held by this rank (fp32 master, two moments, grads).
+/// Adam update over `params` parameters held by this rank, memory-bound: per parameter read fp32
+/// master, m, v and fp32 grad, write master, m, v, and write the 16-bit weight unless `precision`
+/// is fp32/tf32 (30 B/param in bf16).
 KernelSpec optimizer_step(double params, core::Precision precision);
 
 enum class Recompute : unsigned char { none, selective, full };
 
 /// Activation bytes one layer keeps per micro-batch between its forward and backward on one rank
-/// (Korthikanti et al. 2022: s*b*h*(34 + 5*a*s/h) without TP; /t with TP+SP; selective drops the
-/// 5as/h attention part; full keeps only the layer input, 2sbh / (t if SP)).
+/// (Korthikanti et al. 2022: s*b*h*(34 + 5*a*s/h) without TP; /t with TP+SP; with TP but no SP
+/// s*b*h*(10 + 24/t + 5*a*s/(h*t)); selective drops the 5as/h attention part; full keeps only the
+/// layer input, 2sbh / (t if SP)). s is the local s/cp. Bytes for 16-bit activations; x2 for fp32.
 core::Bytes activation_bytes_per_layer(const ModelSpec& m, const ShardShape& s, Recompute r);
 
-/// Model FLOPs of one training step (forward + backward, no recomputation) for `tokens` tokens:
-/// the sum of the kernels above over all layers, unsharded. Used for MFU.
+/// Model FLOPs per token of one training step (forward + backward, no recomputation), by the PaLM
+/// convention: 6*N + 12*layers*hidden*seq_len, N = layers*layer_params() + vocab*hidden (every
+/// matmul weight incl. the output head; not the embedding lookup). The attention term counts the
+/// full score matrix, as PaLM does, so it is larger than the causal kernels above. Used for MFU.
 double model_flops_per_token(const ModelSpec& m, std::int64_t seq_len);
 
 }  // namespace inflect::workload

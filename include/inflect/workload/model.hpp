@@ -1,6 +1,10 @@
 #pragma once
 // Dense decoder-only transformer descriptions (GPT and Llama styles), loaded from
-// workloads/models/*.yaml presets or written inline in an experiment.
+// workloads/models/*.yaml presets or written inline in an experiment (docs/models.md).
+//
+// The MLP kind also selects the family's other structure: gelu = GPT as Megatron builds it
+// (LayerNorm with bias, biases on every linear layer, learned position embeddings); swiglu =
+// Llama (RMSNorm, no biases, rotary positions).
 #include <cstdint>
 #include <string>
 
@@ -22,11 +26,16 @@ struct ModelSpec {
   std::string source;          // where the shape comes from
 
   std::int64_t head_dim() const { return hidden / heads; }
-  /// Parameters of one transformer layer (attention + MLP + norms).
+  /// Parameters of one transformer layer: QKV h*(h + 2*kv_heads*head_dim), output projection h^2,
+  /// MLP 2*h*ffn (gelu) or 3*h*ffn (swiglu), two norms, and for gelu the linear-layer biases.
+  /// For GPT with ffn = 4h and kv_heads = heads this is exactly 12h^2 + 13h.
   double layer_params() const;
-  /// Embedding (+ untied output head) parameters.
+  /// Token embedding V*h, plus an untied output head V*h, plus (gelu/GPT) the learned position
+  /// embedding seq_len*h.
   double embedding_params() const;
-  /// Total trainable parameters.
+  /// The final norm before the output head: 2h (LayerNorm) or h (RMSNorm).
+  double final_norm_params() const;
+  /// Total trainable parameters: layers*layer_params() + embedding_params() + final_norm_params().
   double params() const;
 };
 

@@ -1,0 +1,84 @@
+#pragma once
+// The bodies of the fuzz targets, shared by the libFuzzer executables (fuzz/fuzz_*.cpp) and the
+// corpus replay test (tests/io/test_fuzz_corpus.cpp), so every crash a fuzzer finds can be kept
+// as a corpus file and replayed in the ordinary test run without libFuzzer.
+//
+// Contract: a parser may reject any input, but only with core::Error of kind input or io. Any
+// other exception (std::out_of_range from a bounds check, YAML::Exception leaking past the
+// reader, an internal invariant) is a bug and escapes, which libFuzzer reports as a crash.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "inflect/core/error.hpp"
+#include "inflect/io/device_catalog.hpp"
+#include "inflect/io/experiment_loader.hpp"
+#include "inflect/io/model_loader.hpp"
+#include "inflect/io/topology_loader.hpp"
+#include "inflect/io/yaml_reader.hpp"
+#include "inflect/workload/graph_json.hpp"
+
+namespace inflect::fuzz {
+
+/// The input as text; bytes are taken as they are (YAML and JSON parsers must cope with any).
+inline std::string as_text(const std::uint8_t* data, std::size_t size) {
+  return size == 0 ? std::string() : std::string(reinterpret_cast<const char*>(data), size);
+}
+
+/// An experiment YAML; relative paths resolve against the project root, so corpus files can name
+/// topologies/dgx-a100.yaml.
+inline void experiment_yaml(const std::uint8_t* data, std::size_t size) {
+  io::Node root = io::load_yaml_string(as_text(data, size), "<fuzz experiment>");
+  (void)io::parse_experiment(root, io::project_root());
+}
+
+inline void topology_yaml(const std::uint8_t* data, std::size_t size) {
+  (void)io::parse_topology(io::load_yaml_string(as_text(data, size), "<fuzz topology>"));
+}
+
+inline void device_yaml(const std::uint8_t* data, std::size_t size) {
+  (void)io::parse_device(io::load_yaml_string(as_text(data, size), "<fuzz device>"));
+}
+
+/// An experiment's `model:` map (a preset name plus overrides, or fields inline).
+inline void model_yaml(const std::uint8_t* data, std::size_t size) {
+  (void)io::parse_model(io::load_yaml_string(as_text(data, size), "<fuzz model>"));
+}
+
+inline void graph_json(const std::uint8_t* data, std::size_t size) {
+  workload::ExecutionGraph g = workload::graph_from_json(as_text(data, size), "<fuzz graph>");
+  g.validate();  // a parsed graph must be one the engine may run, or be rejected here
+}
+
+using Entry = void (*)(const std::uint8_t*, std::size_t);
+
+/// A fuzz target: its name is its corpus folder (fuzz/corpus/<name>/) and executable (fuzz_<name>).
+struct Target {
+  std::string_view name;
+  Entry entry;
+};
+
+inline constexpr std::array<Target, 5> kTargets = {{
+    {"experiment_yaml", &experiment_yaml},
+    {"topology_yaml", &topology_yaml},
+    {"device_yaml", &device_yaml},
+    {"model_yaml", &model_yaml},
+    {"graph_json", &graph_json},
+}};
+
+/// Runs one input through `entry`, swallowing the rejections the contract allows. Returns true if
+/// the input was accepted, false if it was rejected with core::Error(input | io); anything else
+/// (including core::Error(internal), which marks a bug) propagates.
+inline bool run_one(Entry entry, const std::uint8_t* data, std::size_t size) {
+  try {
+    entry(data, size);
+    return true;
+  } catch (const core::Error& e) {
+    if (e.kind() == core::ErrorKind::internal) throw;
+    return false;
+  }
+}
+
+}  // namespace inflect::fuzz

@@ -1,0 +1,154 @@
+#include "inflect/io/chrome_trace.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "inflect/core/error.hpp"
+
+namespace inflect::io {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Trace-event timestamps are microseconds; simulated time is integer picoseconds, so divide once
+// here and keep sub-microsecond precision as a fraction.
+double to_us(core::Time t) { return static_cast<double>(t.count_ps()) / 1e6; }
+
+std::string op_label(const workload::ExecutionGraph& g, const workload::Op& op) {
+  std::string base;
+  if (op.type == workload::OpType::compute) {
+    base = g.kernels()[op.payload].name;
+    if (base.empty()) base = "kernel";
+  } else {
+    const auto& c = g.collectives()[op.payload];
+    base = c.name.empty() ? fmt::format("{} {}", workload::to_string(c.dim), workload::to_string(c.kind)) : c.name;
+  }
+  if (op.layer >= 0) base += fmt::format(" L{}", op.layer);
+  if (op.phase != workload::Phase::optimizer) base += fmt::format(" mb{}", op.micro_batch);
+  return base;
+}
+
+}  // namespace
+
+ChromeTraceWriter::ChromeTraceWriter(int max_ranks) : max_ranks_(max_ranks) {}
+
+void ChromeTraceWriter::on_begin(const workload::ExecutionGraph& graph) {
+  kept_ = graph.simulated_ranks();
+  std::sort(kept_.begin(), kept_.end());
+  kept_.erase(std::unique(kept_.begin(), kept_.end()), kept_.end());
+  if (max_ranks_ > 0 && kept_.size() > static_cast<std::size_t>(max_ranks_))
+    kept_.resize(static_cast<std::size_t>(max_ranks_));
+  spans_.clear();
+  json_.clear();
+}
+
+void ChromeTraceWriter::on_op(const workload::ExecutionGraph& graph, const sim::OpSpan& span) {
+  if (span.op >= graph.ops().size()) return;
+  if (!std::binary_search(kept_.begin(), kept_.end(), graph.ops()[span.op].rank)) return;
+  spans_.push_back(span);
+}
+
+void ChromeTraceWriter::on_end(const workload::ExecutionGraph& graph, core::Time makespan) {
+  const auto& ops = graph.ops();
+  // Arrival order depends on how the engine breaks ties; sorting makes the bytes depend only on
+  // what happened.
+  std::sort(spans_.begin(), spans_.end(), [&](const sim::OpSpan& a, const sim::OpSpan& b) {
+    const auto& oa = ops[a.op];
+    const auto& ob = ops[b.op];
+    if (oa.rank != ob.rank) return oa.rank < ob.rank;
+    if (oa.stream != ob.stream) return oa.stream < ob.stream;
+    if (a.start != b.start) return a.start < b.start;
+    return a.op < b.op;
+  });
+
+  // Events are dumped one by one so a trace of millions of slices never becomes one JSON tree.
+  std::string out = "{\"traceEvents\":[\n";
+  bool first = true;
+  auto emit = [&](const Json& ev) {
+    if (!first) out += ",\n";
+    first = false;
+    out += ev.dump();
+  };
+
+  const auto& streams = graph.stream_names();
+  for (workload::RankId r : kept_) {
+    emit(Json{{"name", "process_name"}, {"ph", "M"}, {"pid", r}, {"tid", 0}, {"args", {{"name", fmt::format("rank {}", r)}}}});
+    emit(Json{{"name", "process_sort_index"}, {"ph", "M"}, {"pid", r}, {"tid", 0}, {"args", {{"sort_index", r}}}});
+    for (std::size_t s = 0; s < streams.size(); ++s) {
+      emit(Json{{"name", "thread_name"}, {"ph", "M"}, {"pid", r}, {"tid", s}, {"args", {{"name", streams[s]}}}});
+      emit(Json{{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", r}, {"tid", s}, {"args", {{"sort_index", s}}}});
+    }
+  }
+
+  for (const auto& sp : spans_) {
+    const auto& op = ops[sp.op];
+    std::string name = op_label(graph, op);
+    Json args;
+    args["op"] = sp.op;
+    args["phase"] = workload::to_string(op.phase);
+    args["layer"] = op.layer;
+    args["micro_batch"] = op.micro_batch;
+    std::string cat;
+    if (op.type == workload::OpType::compute) {
+      const auto& k = graph.kernels()[op.payload];
+      cat = "compute";
+      args["flops"] = k.cost.flops.value();
+      args["bytes"] = k.cost.bytes.value();
+    } else {
+      const auto& c = graph.collectives()[op.payload];
+      cat = fmt::format("comm.{}", workload::to_string(c.dim));
+      args["collective"] = workload::to_string(c.kind);
+      args["dim"] = workload::to_string(c.dim);
+      args["group"] = c.group;
+      if (c.group < graph.groups().size()) args["group_size"] = graph.groups()[c.group].members.size();
+      args["bytes"] = c.bytes.value();
+      if (sp.start > sp.posted) {
+        emit(Json{{"name", "wait " + name},
+                  {"cat", "wait"},
+                  {"ph", "X"},
+                  {"ts", to_us(sp.posted)},
+                  {"dur", to_us(sp.start - sp.posted)},
+                  {"pid", op.rank},
+                  {"tid", op.stream},
+                  {"args", {{"op", sp.op}, {"waiting_for", "other members of the group"}}}});
+      }
+    }
+    emit(Json{{"name", name},
+              {"cat", cat},
+              {"ph", "X"},
+              {"ts", to_us(sp.start)},
+              {"dur", to_us(sp.end - sp.start)},
+              {"pid", op.rank},
+              {"tid", op.stream},
+              {"args", std::move(args)}});
+  }
+  out += "\n],\n\"displayTimeUnit\":\"ms\",\n";
+  Json other{{"graph", graph.name},
+             {"total_ranks", graph.total_ranks()},
+             {"ranks_in_trace", kept_.size()},
+             {"makespan_us", to_us(makespan)}};
+  out += "\"otherData\":" + other.dump() + "\n}\n";
+  json_ = std::move(out);
+  spans_.clear();
+  spans_.shrink_to_fit();
+}
+
+std::string ChromeTraceWriter::json() const {
+  if (json_.empty()) return "{\"traceEvents\":[]}\n";
+  return json_;
+}
+
+void ChromeTraceWriter::write(const std::string& path) const {
+  std::ofstream f(path, std::ios::binary);
+  if (!f) throw core::Error(core::ErrorKind::io, fmt::format("cannot write trace '{}'", path));
+  const std::string j = json();
+  f.write(j.data(), static_cast<std::streamsize>(j.size()));
+  f.close();
+  if (!f) throw core::Error(core::ErrorKind::io, fmt::format("error writing trace '{}'", path));
+}
+
+}  // namespace inflect::io

@@ -1,0 +1,396 @@
+#include "inflect/io/device_catalog.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "inflect/core/error.hpp"
+#include "inflect/core/precision.hpp"
+#include "inflect/core/strings.hpp"
+#include "inflect/hw/compute_model.hpp"
+#include "io/embedded.hpp"
+
+namespace inflect::io {
+
+namespace {
+
+using core::Precision;
+using hw::DeviceSpec;
+using hw::EfficiencyCurve;
+using hw::MeasuringDevice;
+
+const std::vector<Precision> kAllPrecisions = {Precision::fp32, Precision::tf32, Precision::bf16, Precision::fp16,
+                                               Precision::fp8};
+
+std::vector<std::string> precision_names() {
+  std::vector<std::string> out;
+  for (Precision p : kAllPrecisions) out.emplace_back(core::to_string(p));
+  return out;
+}
+
+template <class Q>
+Q positive(const Node& n, Q q) {
+  if (!(q.value() > 0)) n.fail(fmt::format("must be positive; got '{}'", n.raw().Scalar()));
+  return q;
+}
+
+double positive_double(const Node& n) {
+  double v = n.as_double();
+  if (!(v > 0)) n.fail(fmt::format("must be positive; got {}", v));
+  return v;
+}
+
+std::string nonempty_string(const Node& n) {
+  std::string s = n.as_string();
+  if (s.empty()) n.fail("must not be empty");
+  return s;
+}
+
+core::Seconds launch_overhead(const Node& n) {
+  core::Seconds s = n.as_duration();
+  // A launch overhead of a millisecond or more is a unit slip, not a GPU.
+  if (!(s.value() >= 0 && s.value() < 1e-3))
+    n.fail(fmt::format("'{}' is not a plausible kernel launch overhead; allowed: 0 to 1ms (e.g. 1.2us)",
+                       n.raw().Scalar()));
+  return s;
+}
+
+// Calls fn and re-throws any error from the hw layer located at `at`, so the user sees the file and
+// line of the figure that caused it.
+template <class Fn>
+auto located(const Node& at, Fn fn) {
+  try {
+    return fn();
+  } catch (const core::Error& e) {
+    if (!e.where().file.empty()) throw;
+    at.fail(e.message());
+  }
+}
+
+std::vector<std::int64_t> parse_shape(const Node& n) {
+  std::string s = n.as_string();
+  std::vector<std::int64_t> dims;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    std::size_t end = s.find('x', start);
+    if (end == std::string::npos) end = s.size();
+    std::string part = s.substr(start, end - start);
+    bool digits = !part.empty() && part.size() < 12 &&
+                  std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits) break;
+    dims.push_back(std::stoll(part));
+    start = end + 1;
+  }
+  if (dims.size() != 3 || std::any_of(dims.begin(), dims.end(), [](std::int64_t d) { return d <= 0; }))
+    n.fail(fmt::format("'{}' is not a GEMM shape; expected MxNxK with positive integers, e.g. 4096x4096x4096", s));
+  return dims;
+}
+
+// Checks the points are strictly increasing in x (after sorting) and the curve is work-monotone.
+EfficiencyCurve finish_curve(std::vector<EfficiencyCurve::Point> pts, const Node& at, const std::string& what) {
+  if (pts.empty()) at.fail(fmt::format("{}: no measurement points to build a curve from", what));
+  std::sort(pts.begin(), pts.end(), [](const auto& a, const auto& b) { return a.x < b.x; });
+  for (std::size_t i = 1; i < pts.size(); ++i)
+    if (!(pts[i].x > pts[i - 1].x))
+      at.fail(fmt::format("{}: two measurements sit at the same size {:.4g}; keep one (or exclude one)", what,
+                          pts[i].x));
+  EfficiencyCurve c{std::move(pts)};
+  if (!c.work_monotone())
+    at.fail(fmt::format("{}: the derived curve rises so steeply that a larger kernel would finish sooner than a "
+                        "smaller one; check the measurements",
+                        what));
+  return c;
+}
+
+enum class Kind { gemm, attention, memory };
+
+// The device a measurement ran on: this one, or the one named in `measured_on`.
+MeasuringDevice measuring_device(const std::optional<Node>& measured_on, Kind kind, const DeviceSpec& d,
+                                 std::optional<Precision> dtype, const Node& dtype_node) {
+  MeasuringDevice on;
+  if (!measured_on) {
+    if (kind == Kind::memory) {
+      on.peak = d.hbm_bandwidth.value();
+    } else {
+      core::check_invariant(dtype.has_value(), "compute measurements have a dtype");
+      if (!d.peak_dense.count(*dtype))
+        dtype_node.fail(fmt::format("'{}' is not a precision this device has a peak for (see peak_dense)",
+                                    core::to_string(*dtype)));
+      on.peak = d.peak_dense.at(*dtype).value();
+    }
+    on.compute_units = d.compute_units;
+    on.gemm_tile = d.gemm_tile;
+    on.launch_overhead = d.kernel_launch_overhead;
+    return on;
+  }
+  MapReader r(*measured_on);
+  nonempty_string(r.required("device"));
+  nonempty_string(r.required("source"));
+  if (kind == Kind::memory)
+    on.peak = positive(r.required("hbm_bandwidth"), r.required("hbm_bandwidth").as_bandwidth()).value();
+  else
+    on.peak = positive(r.required("peak"), r.required("peak").as_flop_rate()).value();
+  if (kind == Kind::gemm) {
+    on.compute_units = static_cast<int>(r.required("compute_units").as_int(1, 1000000));
+    on.gemm_tile = static_cast<int>(r.required("tile").as_int(1, 4096));
+  }
+  on.launch_overhead = launch_overhead(r.required("kernel_launch_overhead"));
+  r.finish();
+  return on;
+}
+
+struct GemmMeasurement {
+  std::string source;
+  std::vector<EfficiencyCurve::Point> points;  // fitted points only
+  Node node;
+};
+
+std::vector<GemmMeasurement>::const_iterator find_measurement(const std::vector<GemmMeasurement>& ms,
+                                                              const std::vector<std::string>& ids, const Node& ref) {
+  std::string id = ref.as_string();
+  auto it = std::find(ids.begin(), ids.end(), id);
+  if (it == ids.end()) {
+    std::string hint = core::closest_match(id, ids);
+    ref.fail(fmt::format("'{}' is not a measurement id of this device{}; known: {}", id,
+                         hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint), core::join(ids)));
+  }
+  return ms.begin() + (it - ids.begin());
+}
+
+void parse_gemm(const Node& node, DeviceSpec& d) {
+  MapReader g(node);
+  d.gemm_tile = static_cast<int>(g.required("tile").as_int(1, 4096));
+  std::vector<GemmMeasurement> ms;
+  std::vector<std::string> ids;
+  for (const Node& m : g.required("measurements").items()) {
+    MapReader mr(m);
+    Node id = mr.required("id");
+    std::string id_s = nonempty_string(id);
+    if (std::find(ids.begin(), ids.end(), id_s) != ids.end()) id.fail(fmt::format("duplicate measurement id '{}'", id_s));
+    Node dtype_node = mr.required("dtype");
+    Precision dtype = *core::parse_precision(dtype_node.as_choice(precision_names()));
+    GemmMeasurement gm{nonempty_string(mr.required("source")), {}, m};
+    MeasuringDevice on = measuring_device(mr.optional("measured_on"), Kind::gemm, d, dtype, dtype_node);
+    for (const Node& p : mr.required("points").items()) {
+      MapReader pr(p);
+      auto dims = parse_shape(pr.required("shape"));
+      Node rate = pr.required("rate");
+      core::FlopRate achieved = positive(rate, rate.as_flop_rate());
+      auto excluded = pr.optional("excluded");
+      pr.finish();
+      if (excluded) {
+        nonempty_string(*excluded);  // the reason is data too
+        continue;
+      }
+      gm.points.push_back(located(p, [&] { return hw::gemm_point(dims[0], dims[1], dims[2], achieved, on); }));
+    }
+    mr.finish();
+    ids.push_back(id_s);
+    ms.push_back(std::move(gm));
+  }
+  Node curves = g.required("curves");
+  MapReader cr(curves);
+  std::vector<std::optional<Node>> given;
+  for (Precision p : kAllPrecisions) given.push_back(cr.optional(std::string(core::to_string(p))));
+  cr.finish();  // before "missing", so a misspelt precision gets its suggestion
+  for (std::size_t i = 0; i < kAllPrecisions.size(); ++i) {
+    const Precision p = kAllPrecisions[i];
+    std::string pname(core::to_string(p));
+    const auto& c = given[i];
+    if (!d.peak_dense.count(p)) {
+      if (c) c->fail(fmt::format("no curve for '{}': the device has no {} peak in peak_dense", pname, pname));
+      continue;
+    }
+    if (!c) curves.fail(fmt::format("missing curve for '{}': every precision in peak_dense needs one", pname));
+    MapReader one(*c);
+    Node shape_ref = one.required("shape");
+    const auto& shape = *find_measurement(ms, ids, shape_ref);
+    std::string what = fmt::format("gemm curve {}", pname);
+    EfficiencyCurve curve = finish_curve(shape.points, shape_ref, what);
+    std::string src = fmt::format("derived from {} ({})", shape_ref.as_string(), shape.source);
+    if (auto anchor_ref = one.optional("anchor")) {
+      const auto& anchor = *find_measurement(ms, ids, *anchor_ref);
+      if (anchor.points.size() != 1)
+        anchor_ref->fail(fmt::format("an anchor must be a single measured point; '{}' has {}", anchor_ref->as_string(),
+                                     anchor.points.size()));
+      curve = finish_curve(hw::anchored_curve(curve, anchor.points.front()).points, *anchor_ref, what);
+      src += fmt::format(", anchored to {} ({})", anchor_ref->as_string(), anchor.source);
+    }
+    if (auto note = one.optional("note")) src += "; " + nonempty_string(*note);
+    one.finish();
+    d.sources["gemm_efficiency." + pname] = src;
+    d.gemm_efficiency_by_precision[p] = std::move(curve);
+  }
+  g.finish();
+  // The untyped curve is the training precision's, bf16, where the device has it.
+  auto bf16 = d.gemm_efficiency_by_precision.find(Precision::bf16);
+  d.gemm_efficiency = bf16 != d.gemm_efficiency_by_precision.end() ? bf16->second
+                                                                      : d.gemm_efficiency_by_precision.begin()->second;
+}
+
+EfficiencyCurve parse_rate_curve(const Node& node, Kind kind, DeviceSpec& d, const std::string& field) {
+  MapReader r(node);
+  std::vector<EfficiencyCurve::Point> pts;
+  std::vector<std::string> srcs;
+  std::set<std::string> ids;
+  for (const Node& m : r.required("measurements").items()) {
+    MapReader mr(m);
+    Node id = mr.required("id");
+    if (!ids.insert(nonempty_string(id)).second) id.fail(fmt::format("duplicate measurement id '{}'", id.as_string()));
+    std::optional<Precision> dtype;
+    std::optional<Node> dtype_node;
+    double size = 0;
+    double rate = 0;
+    if (kind == Kind::attention) {
+      dtype_node = mr.required("dtype");
+      dtype = core::parse_precision(dtype_node->as_choice(precision_names()));
+      size = positive_double(mr.required("flops"));
+      rate = positive(mr.required("rate"), mr.required("rate").as_flop_rate()).value();
+    } else {
+      size = positive(mr.required("bytes"), mr.required("bytes").as_bytes()).value();
+      rate = positive(mr.required("rate"), mr.required("rate").as_bandwidth()).value();
+    }
+    srcs.push_back(fmt::format("{} ({})", id.as_string(), nonempty_string(mr.required("source"))));
+    MeasuringDevice on = measuring_device(mr.optional("measured_on"), kind, d, dtype, dtype_node ? *dtype_node : m);
+    mr.finish();
+    pts.push_back(located(m, [&] { return hw::rate_point(size, rate, on); }));
+  }
+  r.finish();
+  d.sources[field] = "derived from " + core::join(srcs, "; ");
+  return finish_curve(std::move(pts), node, field);
+}
+
+// The figures that must carry a source, by the key `sources` uses.
+std::vector<std::string> sourced_fields(const DeviceSpec& d) {
+  std::vector<std::string> keys;
+  for (const auto& [p, rate] : d.peak_dense) keys.push_back("peak_dense." + std::string(core::to_string(p)));
+  for (const char* k : {"vector_fp32", "hbm_capacity", "hbm_bandwidth", "board_power", "scale_up_bandwidth",
+                        "compute_units", "max_clock_mhz", "kernel_launch_overhead", "gemm.tile"})
+    keys.emplace_back(k);
+  return keys;
+}
+
+bool valid_name(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+  });
+}
+
+}  // namespace
+
+hw::DeviceSpec parse_device(const Node& root) {
+  // Unknown keys first, so a misspelt required key reads "did you mean", not "missing".
+  {
+    MapReader keys(root);
+    for (const char* k : {"name", "display_name", "vendor", "peak_dense", "vector_fp32", "hbm_capacity", "hbm_bandwidth",
+                          "board_power", "scale_up_bandwidth", "compute_units", "max_clock_mhz",
+                          "kernel_launch_overhead", "sources", "gemm", "attention", "memory"})
+      (void)keys.optional(k);
+    keys.finish();
+  }
+  MapReader r(root);
+  DeviceSpec d;
+  d.file = root.file();
+  Node name = r.required("name");
+  d.name = name.as_string();
+  if (!valid_name(d.name))
+    name.fail(fmt::format("'{}' is not a catalog name; allowed: lower-case letters, digits and '-'", d.name));
+  // The file is found by its name, so the two must agree.
+  const std::string& file = root.file();
+  if (file.size() > 5 && file.compare(file.size() - 5, 5, ".yaml") == 0) {
+    std::size_t slash = file.find_last_of('/');
+    std::string stem = file.substr(slash == std::string::npos ? 0 : slash + 1);
+    stem.resize(stem.size() - 5);
+    if (stem != d.name) name.fail(fmt::format("'{}' does not match the file name '{}.yaml'", d.name, stem));
+  }
+  d.display_name = nonempty_string(r.required("display_name"));
+  d.vendor = r.required("vendor").as_choice({"nvidia", "amd"});
+  {
+    Node peaks = r.required("peak_dense");
+    MapReader pr(peaks);
+    for (Precision p : kAllPrecisions)
+      if (auto v = pr.optional(std::string(core::to_string(p)))) d.peak_dense[p] = positive(*v, v->as_flop_rate());
+    pr.finish();
+    if (d.peak_dense.empty()) peaks.fail(fmt::format("needs at least one precision; allowed: {}", core::kPrecisionNames));
+  }
+  d.vector_fp32 = positive(r.required("vector_fp32"), r.required("vector_fp32").as_flop_rate());
+  d.hbm_capacity = positive(r.required("hbm_capacity"), r.required("hbm_capacity").as_bytes());
+  d.hbm_bandwidth = positive(r.required("hbm_bandwidth"), r.required("hbm_bandwidth").as_bandwidth());
+  d.board_power = positive(r.required("board_power"), r.required("board_power").as_watts());
+  d.scale_up_bandwidth = positive(r.required("scale_up_bandwidth"), r.required("scale_up_bandwidth").as_bandwidth());
+  d.compute_units = static_cast<int>(r.required("compute_units").as_int(1, 1000000));
+  d.max_clock_mhz = positive_double(r.required("max_clock_mhz"));
+  d.kernel_launch_overhead = launch_overhead(r.required("kernel_launch_overhead"));
+  {
+    Node sources = r.required("sources");
+    MapReader sr(sources);
+    for (const std::string& key : sourced_fields(d)) {
+      if (!sr.has(key))
+        sources.fail(fmt::format("missing the source of '{}': every figure needs one (hardware.md key or data entry)", key));
+      d.sources[key] = nonempty_string(sr.required(key));
+    }
+    sr.finish();
+  }
+  parse_gemm(r.required("gemm"), d);
+  d.attention_efficiency = parse_rate_curve(r.required("attention"), Kind::attention, d, "attention_efficiency");
+  d.memory_efficiency = parse_rate_curve(r.required("memory"), Kind::memory, d, "memory_efficiency");
+  r.finish();
+  return d;
+}
+
+const std::vector<hw::DeviceSpec>& device_catalog() {
+  // A function-local static is initialised once, thread-safely, on first use.
+  static const std::vector<hw::DeviceSpec> devices = [] {
+    std::vector<hw::DeviceSpec> out;
+    for (const auto& [file, text] : embedded::catalog_devices())
+      out.push_back(parse_device(load_yaml_string(std::string(text), "<embedded>/" + std::string(file))));
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+    for (std::size_t i = 1; i < out.size(); ++i)
+      core::check_invariant(out[i].name != out[i - 1].name, "device names are unique (they equal file names)");
+    return out;
+  }();
+  return devices;
+}
+
+const hw::DeviceSpec& find_device(const std::string& name) {
+  const auto& all = device_catalog();
+  std::vector<std::string> names;
+  for (const auto& d : all) {
+    if (d.name == name) return d;
+    names.push_back(d.name);
+  }
+  // Edit distance misses the common short form ("h100" for "h100-sxm"), so a prefix match counts too.
+  std::string hint = core::closest_match(name, names);
+  if (hint.empty() && !name.empty())
+    for (const auto& n : names)
+      if (n.rfind(name, 0) == 0) {
+        hint = n;
+        break;
+      }
+  throw core::Error(core::ErrorKind::input,
+                    fmt::format("unknown device '{}'{}; known: {}", name,
+                                hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint), core::join(names)));
+}
+
+std::string format_device_table(const std::vector<hw::DeviceSpec>& devices) {
+  auto tflops = [](const DeviceSpec& d, Precision p) -> std::string {
+    auto it = d.peak_dense.find(p);
+    return it == d.peak_dense.end() ? "-" : fmt::format("{:.1f}", it->second.value() / 1e12);
+  };
+  std::size_t w = 4;
+  for (const auto& d : devices) w = std::max(w, d.name.size());
+  std::string out = fmt::format("{:<{}}  {:>12}  {:>11}  {:>6}  {:>8}  {:>13}  {:>7}\n", "name", w, "bf16 TFLOP/s",
+                                "fp8 TFLOP/s", "HBM GB", "HBM TB/s", "scale-up GB/s", "board W");
+  for (const auto& d : devices)
+    out += fmt::format("{:<{}}  {:>12}  {:>11}  {:>6.0f}  {:>8.2f}  {:>13.0f}  {:>7.0f}\n", d.name, w,
+                       tflops(d, Precision::bf16), tflops(d, Precision::fp8), d.hbm_capacity.value() / 1e9,
+                       d.hbm_bandwidth.value() / 1e12, d.scale_up_bandwidth.value() / 1e9, d.board_power.value());
+  return out;
+}
+
+}  // namespace inflect::io

@@ -1,0 +1,441 @@
+#include "inflect/io/experiment_loader.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <numeric>
+
+#include "inflect/core/error.hpp"
+#include "inflect/core/strings.hpp"
+#include "inflect/io/device_catalog.hpp"
+#include "inflect/io/model_loader.hpp"
+#include "inflect/io/options.hpp"
+#include "inflect/io/topology_loader.hpp"
+
+namespace inflect::io {
+
+namespace fs = std::filesystem;
+using core::Error;
+using core::ErrorKind;
+
+// ---- project root -------------------------------------------------------------------------------
+
+namespace {
+std::mutex& root_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::optional<std::string>& root_override() {
+  static std::optional<std::string> r;
+  return r;
+}
+}  // namespace
+
+std::string project_root() {
+  {
+    std::lock_guard lock(root_mutex());
+    if (root_override()) return *root_override();
+  }
+  if (const char* env = std::getenv("INFLECT_ROOT"); env != nullptr && *env != '\0') return env;
+#ifdef INFLECT_SOURCE_DIR
+  return INFLECT_SOURCE_DIR;
+#else
+  return {};
+#endif
+}
+
+void set_project_root(std::string dir) {
+  std::lock_guard lock(root_mutex());
+  root_override() = std::move(dir);
+}
+
+std::vector<std::string> search_paths(const std::string& p, const std::string& base_dir) {
+  fs::path path(p);
+  if (path.is_absolute()) return {path.lexically_normal().string()};
+  std::vector<std::string> out;
+  auto add = [&](const fs::path& c) {
+    std::string s = c.lexically_normal().string();
+    for (const auto& o : out)
+      if (o == s) return;
+    out.push_back(std::move(s));
+  };
+  add(fs::path(base_dir.empty() ? "." : base_dir) / path);
+  add(path);
+  if (std::string root = project_root(); !root.empty()) add(fs::path(root) / path);
+  return out;
+}
+
+std::optional<std::string> find_input_file(const std::string& p, const std::string& base_dir) {
+  for (const auto& c : search_paths(p, base_dir)) {
+    std::error_code ec;  // a path the OS rejects (too long, bad bytes) is simply not there
+    if (fs::is_regular_file(c, ec)) return c;
+  }
+  return std::nullopt;
+}
+
+// ---- reading keys through the option table ------------------------------------------------------
+
+namespace {
+
+/// The keys of one document that were present, by full dotted path, so checks that involve
+/// several keys can point at the one the user wrote (or the nearest section they did write).
+class Seen {
+ public:
+  explicit Seen(const Node& root) : root_(root) {}
+
+  /// Reads the map `node` as section `section`: asks the option table's keys only, so an unknown
+  /// key fails with a suggestion drawn from the table.
+  void read_section(const Node& node, std::string_view section) {
+    MapReader r(node);
+    reject_duplicates(node);
+    for (const OptionSpec* o : options_under(section)) {
+      if (auto v = r.optional(std::string(o->leaf()))) nodes_.emplace(std::string(o->key), *v);
+    }
+    r.finish();
+  }
+
+  std::optional<Node> get(std::string_view key) const {
+    auto it = nodes_.find(std::string(key));
+    if (it == nodes_.end()) return std::nullopt;
+    return it->second;
+  }
+  bool has(std::string_view key) const { return nodes_.count(std::string(key)) > 0; }
+
+  /// The node of a key without a default; absent (or written empty) is "missing required key" at
+  /// the nearest written section.
+  Node require(std::string_view key) const {
+    if (auto n = get(key)) return *n;
+    std::string_view leaf = option(key).leaf();
+    at(key).fail(fmt::format("missing required key '{}'", leaf));
+  }
+
+  /// The node of `key`, else of its nearest written ancestor, else the document: where an error
+  /// about a defaulted key points.
+  const Node& at(std::string_view key) const {
+    std::string k(key);
+    while (!k.empty()) {
+      auto it = nodes_.find(k);
+      if (it != nodes_.end()) return it->second;
+      auto dot = k.rfind('.');
+      k = dot == std::string::npos ? std::string() : k.substr(0, dot);
+    }
+    return root_;
+  }
+
+  /// The value node of `key`: the user's, or the table's default text parsed as YAML, so a default
+  /// goes through exactly the checks a written value would.
+  Node value(std::string_view key) const {
+    if (auto n = get(key)) return *n;
+    const OptionSpec& o = option(key);
+    core::check_invariant(o.default_kind == DefaultKind::value, "value() is only used for keys with a default");
+    return Node(YAML::Load(std::string(o.default_value)), std::make_shared<const std::string>(root_.file()),
+                std::string(key));
+  }
+
+  const Node& root() const { return root_; }
+
+ private:
+  // YAML lets a key repeat and lookups then see only one of the values: the other would be
+  // silently ignored, so a repeat is an error.
+  static void reject_duplicates(const Node& map) {
+    std::map<std::string, int> lines;
+    for (auto it = map.raw().begin(); it != map.raw().end(); ++it) {
+      if (!it->first.IsScalar()) continue;  // MapReader::finish reports non-scalar keys as unknown
+      const std::string& key = it->first.Scalar();
+      const int line = it->first.Mark().line + 1;
+      auto [prev, inserted] = lines.emplace(key, line);
+      if (inserted) continue;
+      Node at(it->first, std::make_shared<const std::string>(map.file()),
+              map.path().empty() ? key : map.path() + "." + key);
+      at.fail(fmt::format("duplicate key '{}' (first given on line {}); give each key once", key, prev->second));
+    }
+  }
+
+
+  Node root_;
+  std::map<std::string, Node> nodes_;
+};
+
+std::int64_t read_int(const Node& n, const OptionSpec& o) { return n.as_int(o.min, o.max); }
+
+/// Rethrows an error raised without a location (catalog lookups) at `n`, the key that asked.
+template <class F>
+auto located(const Node& n, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    if (!e.where().file.empty()) throw;
+    throw Error(e.kind(), e.message(), n.where());
+  }
+}
+
+std::string resolve(const Node& n, const std::string& base_dir, const char* what) {
+  std::string p = n.as_string();
+  if (p.empty()) n.fail(fmt::format("empty path; expected the {} file", what));
+  if (auto found = find_input_file(p, base_dir)) return *found;
+  throw Error(ErrorKind::io,
+              fmt::format("{} file '{}' not found; looked in: {}", what, p, core::join(search_paths(p, base_dir))),
+              n.where());
+}
+
+std::string divisors_up_to(std::int64_t n, std::int64_t limit) {
+  std::vector<std::string> out;
+  for (std::int64_t d = 1; d <= n && d <= limit; ++d)
+    if (n % d == 0) out.push_back(std::to_string(d));
+  return core::join(out);
+}
+
+std::string file_stem(const std::string& file) {
+  std::string stem = fs::path(file).stem().string();
+  return stem.empty() ? file : stem;
+}
+
+plan::Dim parse_dim(const std::string& s) {
+  if (s == "tp") return plan::Dim::tp;
+  if (s == "cp") return plan::Dim::cp;
+  if (s == "pp") return plan::Dim::pp;
+  return plan::Dim::dp;
+}
+
+void read_cluster(const Seen& seen, const std::string& base_dir, plan::Experiment& e) {
+  Node topo_node = seen.require("cluster.topology");
+  std::string topo_path = resolve(topo_node, base_dir, "topology");
+  e.cluster.topology = load_topology(topo_path);
+  const auto& topo = e.cluster.topology;
+  if (topo.devices_per_node <= 0)
+    topo_node.fail(fmt::format("topology '{}' has {} devices per node; expected at least 1", topo.name,
+                               topo.devices_per_node));
+  e.cluster.nodes = static_cast<int>(read_int(seen.value("cluster.nodes"), option("cluster.nodes")));
+
+  if (auto dev = seen.get("cluster.device")) {
+    std::string name = dev->as_string();
+    e.cluster.device = located(*dev, [&] { return find_device(name); });
+  } else {
+    if (topo.device.empty())
+      topo_node.fail(fmt::format("topology '{}' names no device; set cluster.device", topo.name));
+    e.cluster.device = located(topo_node, [&] { return find_device(topo.device); });
+  }
+}
+
+void read_workload(const Seen& seen, const std::string& base_dir, plan::Experiment& e) {
+  auto model = seen.get("model");
+  auto workload = seen.get("workload");
+  if (model && workload)
+    workload->fail("give either model: (a transformer to compile) or workload.trace (an execution graph "
+                   "to replay), not both");
+  if (!model && !workload)
+    seen.root().fail("no workload: give model: (a preset name or the fields inline) or workload.trace (an "
+                     "execution graph JSON to replay)");
+  if (model) {
+    e.workload.model = located(*model, [&] { return parse_model(*model); });
+  } else {
+    e.workload.trace_file = resolve(seen.require("workload.trace"), base_dir, "execution graph");
+  }
+}
+
+void read_training(const Seen& seen, plan::Experiment& e) {
+  const auto& model = e.workload.model;
+  auto& t = e.training;
+  if (auto n = seen.get("training.seq_len")) {
+    t.seq_len = read_int(*n, option("training.seq_len"));
+  } else if (model) {
+    if (model->seq_len <= 0)
+      seen.at("training.seq_len")
+          .fail(fmt::format("missing required key 'seq_len': model '{}' sets no default sequence length",
+                            model->name));
+    t.seq_len = model->seq_len;
+  }
+  if (auto n = seen.get("training.global_batch")) {
+    t.global_batch = read_int(*n, option("training.global_batch"));
+  } else if (model) {
+    seen.at("training.global_batch")
+        .fail(seen.has("training") ? "missing required key 'global_batch' (sequences per step)"
+                                   : "missing required key 'training' (with at least global_batch: sequences per step)");
+  }
+  t.micro_batch = read_int(seen.value("training.micro_batch"), option("training.micro_batch"));
+  std::string p = seen.value("training.precision").as_choice(option("training.precision").allowed);
+  auto prec = core::parse_precision(p);
+  core::check_invariant(prec.has_value(), "the option table lists only parseable precisions");
+  t.precision = *prec;
+}
+
+void read_parallel(const Seen& seen, plan::Experiment& e) {
+  auto& p = e.parallel;
+  auto degree = [&](const char* key) {
+    return static_cast<int>(read_int(seen.value(key), option(key)));
+  };
+  p.tp = degree("parallel.tp");
+  p.pp = degree("parallel.pp");
+  p.cp = degree("parallel.cp");
+  p.dp = 0;
+  if (auto n = seen.get("parallel.dp")) p.dp = static_cast<int>(read_int(*n, option("parallel.dp")));
+  p.sequence_parallel = seen.value("parallel.sequence_parallel").as_bool();
+  std::string sched = seen.value("parallel.schedule").as_choice(option("parallel.schedule").allowed);
+  p.schedule = sched == "gpipe" ? plan::Schedule::gpipe : plan::Schedule::one_f_one_b;
+
+  Node zero = seen.value("parallel.zero");
+  p.zero = static_cast<int>(read_int(zero, option("parallel.zero")));
+  if (p.zero > 1)
+    zero.fail(fmt::format("zero={} is not supported yet; supported: 0 (all-reduce of gradients), 1 "
+                          "(distributed optimizer: reduce-scatter of gradients, all-gather of parameters)",
+                          p.zero));
+
+  std::string rc = seen.value("parallel.recompute").as_choice(option("parallel.recompute").allowed);
+  p.recompute = rc == "full" ? plan::Recompute::full : rc == "selective" ? plan::Recompute::selective : plan::Recompute::none;
+
+  Node order = seen.value("parallel.order");
+  const auto& dims = option("parallel.order").allowed;
+  std::vector<std::string> names;
+  for (const Node& item : order.items()) {
+    std::string d = item.as_choice(dims);
+    for (const auto& prev : names)
+      if (prev == d) item.fail(fmt::format("'{}' appears twice; order lists each of {} exactly once", d, core::join(dims)));
+    names.push_back(d);
+  }
+  if (names.size() != dims.size()) {
+    std::vector<std::string> missing;
+    for (const auto& d : dims) {
+      bool found = false;
+      for (const auto& n : names) found = found || n == d;
+      if (!found) missing.push_back(d);
+    }
+    order.fail(fmt::format("missing {}; order lists each of {} exactly once, innermost first", core::join(missing),
+                           core::join(dims)));
+  }
+  p.order.clear();
+  for (const auto& n : names) p.order.push_back(parse_dim(n));
+
+  Node bucket = seen.value("parallel.grad_bucket");
+  p.grad_bucket_bytes = bucket.as_bytes();
+  if (!(p.grad_bucket_bytes.value() >= 0))
+    bucket.fail(fmt::format("'{}' is negative; expected a size of at least 0 (0 = one bucket per stage)",
+                            bucket.raw().Scalar()));
+  p.overlap_grad_reduce = seen.value("parallel.overlap_grad_reduce").as_bool();
+}
+
+/// The checks that involve several keys: a plan that cannot be laid out on this cluster or model.
+void check_plan(const Seen& seen, plan::Experiment& e) {
+  auto& p = e.parallel;
+  const auto& topo = e.cluster.topology;
+  const std::int64_t per_node = topo.devices_per_node;
+  const std::int64_t devices = static_cast<std::int64_t>(e.cluster.nodes) * per_node;
+
+  // TP exchanges activations at every layer boundary: it only pays inside one scale-up domain.
+  if (p.tp > per_node)
+    seen.at("parallel.tp")
+        .fail(fmt::format("tp={} exceeds the {} devices of one node's scale-up domain (topology '{}'); "
+                          "allowed: {}",
+                          p.tp, per_node, topo.name, divisors_up_to(per_node, per_node)));
+  if (per_node % p.tp != 0)
+    seen.at("parallel.tp")
+        .fail(fmt::format("tp={} does not divide the {} devices of one node, so some tensor-parallel groups "
+                          "would span nodes; allowed: {}",
+                          p.tp, per_node, divisors_up_to(per_node, per_node)));
+
+  const std::int64_t inner = std::int64_t{p.tp} * p.pp * p.cp;
+  const std::string cluster_desc =
+      fmt::format("{} devices ({} nodes * {} per node)", devices, e.cluster.nodes, per_node);
+  if (p.dp > 0) {
+    if (inner * p.dp != devices)
+      seen.at("parallel.dp")
+          .fail(fmt::format("tp*pp*cp*dp = {}*{}*{}*{} = {} but the cluster has {}; {}", p.tp, p.pp, p.cp, p.dp,
+                            inner * p.dp, cluster_desc,
+                            devices % inner == 0 ? fmt::format("allowed: dp={} (or leave dp out)", devices / inner)
+                                                 : fmt::format("tp*pp*cp = {} does not divide the devices", inner)));
+  } else {
+    if (devices % inner != 0)
+      seen.at("parallel")
+          .fail(fmt::format("tp*pp*cp = {}*{}*{} = {} does not divide the cluster's {}, so dp cannot be derived",
+                            p.tp, p.pp, p.cp, inner, cluster_desc));
+    p.dp = static_cast<int>(devices / inner);
+  }
+
+  if (const auto& m = e.workload.model) {
+    const std::int64_t kv = m->kv_heads > 0 ? m->kv_heads : m->heads;
+    // A tp that is allowed must divide heads, kv heads and the node (checked above) at once.
+    const std::int64_t tp_gcd = std::gcd(std::gcd(static_cast<std::int64_t>(m->heads), kv), per_node);
+    if (m->heads % p.tp != 0)
+      seen.at("parallel.tp")
+          .fail(fmt::format("tp={} does not divide the {} attention heads of model '{}'; allowed: {}", p.tp, m->heads,
+                            m->name, divisors_up_to(tp_gcd, per_node)));
+    if (kv % p.tp != 0)
+      seen.at("parallel.tp")
+          .fail(fmt::format("tp={} does not divide the {} key/value heads of model '{}' (grouped-query attention "
+                            "shards whole KV heads); allowed: {}",
+                            p.tp, kv, m->name, divisors_up_to(tp_gcd, per_node)));
+    if (m->layers % p.pp != 0)
+      seen.at("parallel.pp")
+          .fail(fmt::format("pp={} does not divide the {} layers of model '{}'; allowed: {}", p.pp, m->layers,
+                            m->name, divisors_up_to(m->layers, m->layers)));
+  }
+
+  auto& t = e.training;
+  if (t.seq_len > 0 && t.seq_len % p.cp != 0)
+    seen.at("parallel.cp")
+        .fail(fmt::format("cp={} does not divide seq_len={}: context parallelism splits every sequence into cp "
+                          "equal chunks",
+                          p.cp, t.seq_len));
+
+  if (t.global_batch > 0) {
+    const std::int64_t per_step = std::int64_t{p.dp} * t.micro_batch;
+    if (t.global_batch % per_step != 0) {
+      std::int64_t lo = t.global_batch / per_step * per_step;
+      std::string near = lo > 0 ? fmt::format("{} or {}", lo, lo + per_step) : std::to_string(per_step);
+      seen.at("training.global_batch")
+          .fail(fmt::format("global_batch={} is not divisible by dp*micro_batch = {}*{} = {}: every data-parallel "
+                            "rank runs a whole number of micro-batches; nearest allowed: {}",
+                            t.global_batch, p.dp, t.micro_batch, per_step, near));
+    }
+  }
+
+  const auto& dev = e.cluster.device;
+  if (dev.peak_dense.count(t.precision) == 0) {
+    std::vector<std::string> supported;
+    for (const auto& [prec, rate] : dev.peak_dense) supported.emplace_back(core::to_string(prec));
+    seen.at("training.precision")
+        .fail(fmt::format("precision {} is not supported by device '{}'; supported: {}", core::to_string(t.precision),
+                          dev.name, supported.empty() ? "none listed" : core::join(supported)));
+  }
+}
+
+}  // namespace
+
+plan::Experiment parse_experiment(const Node& root, const std::string& base_dir) {
+  // An empty document has no position of its own; line 1 is where the user must start typing.
+  if (root.is_null())
+    throw Error(ErrorKind::input, "empty document: expected a map of keys (cluster, model, training, parallel)",
+                core::SourceLocation{root.file(), 1, 1, ""});
+  Seen seen(root);
+  seen.read_section(root, "");
+  for (const char* s : {"cluster", "training", "parallel", "workload"})
+    if (auto n = seen.get(s)) seen.read_section(*n, s);
+  (void)seen.require("cluster");
+  (void)seen.require("cluster.topology");
+  if (seen.has("workload")) (void)seen.require("workload.trace");
+
+  plan::Experiment e;
+  e.file = root.file();
+  if (auto n = seen.get("name")) {
+    e.name = n->as_string();
+    if (e.name.empty()) n->fail("empty name; expected a name for the report");
+  } else {
+    e.name = file_stem(root.file());
+  }
+  read_cluster(seen, base_dir, e);
+  read_workload(seen, base_dir, e);
+  read_training(seen, e);
+  read_parallel(seen, e);
+  check_plan(seen, e);
+  return e;
+}
+
+plan::Experiment load_experiment(const std::string& path) {
+  Node root = load_yaml_file(path);
+  std::string dir = fs::path(path).parent_path().string();
+  return parse_experiment(root, dir.empty() ? "." : dir);
+}
+
+}  // namespace inflect::io

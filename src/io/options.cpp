@@ -1,0 +1,206 @@
+#include "inflect/io/options.hpp"
+
+#include <fmt/format.h>
+
+#include "inflect/core/error.hpp"
+#include "inflect/core/strings.hpp"
+
+namespace inflect::io {
+
+std::string_view OptionSpec::parent() const {
+  auto dot = key.rfind('.');
+  return dot == std::string_view::npos ? std::string_view{} : key.substr(0, dot);
+}
+
+std::string_view OptionSpec::leaf() const {
+  auto dot = key.rfind('.');
+  return dot == std::string_view::npos ? key : key.substr(dot + 1);
+}
+
+namespace {
+
+// Ranges are generous sanity bounds: they reject typos (tp: 80000) before any arithmetic can
+// overflow, not plans that are merely unusual.
+constexpr std::int64_t kMaxDegree = 1 << 16;
+constexpr std::int64_t kMaxNodes = 1 << 20;
+constexpr std::int64_t kMaxTokens = std::int64_t{1} << 32;
+constexpr std::int64_t kMaxBatch = std::int64_t{1} << 32;
+
+OptionSpec section(std::string_view key, DefaultKind d, std::string_view description) {
+  OptionSpec o;
+  o.key = key;
+  o.type = OptionType::section;
+  o.default_kind = d;
+  o.description = description;
+  return o;
+}
+
+OptionSpec opt(std::string_view key, OptionType type, std::string_view unit, DefaultKind d,
+               std::string_view default_value, std::string_view description) {
+  OptionSpec o;
+  o.key = key;
+  o.type = type;
+  o.unit = unit;
+  o.default_kind = d;
+  o.default_value = default_value;
+  o.description = description;
+  return o;
+}
+
+OptionSpec integer(std::string_view key, std::string_view unit, DefaultKind d, std::string_view default_value,
+                   std::int64_t lo, std::int64_t hi, std::string_view description) {
+  OptionSpec o = opt(key, OptionType::integer, unit, d, default_value, description);
+  o.min = lo;
+  o.max = hi;
+  return o;
+}
+
+OptionSpec choice(std::string_view key, std::vector<std::string> allowed, std::string_view default_value,
+                  std::string_view description) {
+  OptionSpec o = opt(key, OptionType::choice, "", DefaultKind::value, default_value, description);
+  o.allowed = std::move(allowed);
+  return o;
+}
+
+std::vector<OptionSpec> build() {
+  using D = DefaultKind;
+  using T = OptionType;
+  std::vector<OptionSpec> t;
+  t.push_back(opt("name", T::string, "", D::derived, "the file name without .yaml",
+                  "Name of the experiment, echoed in the report."));
+
+  t.push_back(section("cluster", D::required, "The hardware: a topology file, its node count, the device."));
+  t.push_back(opt("cluster.topology", T::path, "", D::required, "",
+                  "Topology YAML (topologies/*.yaml), relative to this file, else the current "
+                  "directory, else the project root."));
+  t.push_back(integer("cluster.nodes", "nodes", D::value, "1", 1, kMaxNodes,
+                      "Number of nodes; devices = nodes * the topology's devices_per_node."));
+  t.push_back(opt("cluster.device", T::string, "", D::derived, "the topology's device",
+                  "Device catalog name (`inflect devices`) overriding the topology's device."));
+
+  t.push_back(opt("model", T::map, "", D::none, "",
+                  "The transformer: `preset: NAME` (workloads/models/), optionally with fields "
+                  "that override it, or all fields inline. Exactly one of model and workload.trace."));
+
+  t.push_back(section("training", D::value, "Batch and precision of one training step."));
+  t.push_back(integer("training.seq_len", "tokens", D::derived, "the model's seq_len", 1, kMaxTokens,
+                      "Sequence length of every sample."));
+  t.push_back(integer("training.global_batch", "sequences", D::required, "", 1, kMaxBatch,
+                      "Sequences per optimizer step, over all data-parallel ranks (required with model)."));
+  t.push_back(integer("training.micro_batch", "sequences", D::value, "1", 1, kMaxBatch,
+                      "Sequences per micro-batch on one data-parallel rank."));
+  t.push_back(choice("training.precision", {"fp32", "tf32", "bf16", "fp16", "fp8"}, "bf16",
+                     "Compute precision of the GEMMs; the device must support it."));
+
+  t.push_back(section("parallel", D::value, "The parallelism plan; every degree defaults to 1."));
+  t.push_back(integer("parallel.tp", "ranks", D::value, "1", 1, kMaxDegree,
+                      "Tensor-parallel degree; must divide heads and kv_heads and fit in one node."));
+  t.push_back(integer("parallel.pp", "ranks", D::value, "1", 1, kMaxDegree,
+                      "Pipeline-parallel degree (stages); must divide the layers."));
+  t.push_back(integer("parallel.dp", "ranks", D::derived, "devices / (tp * pp * cp)", 1, kMaxNodes * 64,
+                      "Data-parallel degree; tp * pp * cp * dp must equal the devices."));
+  t.push_back(integer("parallel.cp", "ranks", D::value, "1", 1, kMaxDegree,
+                      "Context-parallel degree (ring attention); must divide seq_len."));
+  t.push_back(opt("parallel.sequence_parallel", T::boolean, "", D::value, "false",
+                  "Megatron sequence parallelism: shard norms and dropout over the TP group "
+                  "(reduce-scatter + all-gather instead of all-reduce)."));
+  t.push_back(choice("parallel.schedule", {"1f1b", "gpipe"}, "1f1b", "Pipeline schedule."));
+  t.push_back(integer("parallel.zero", "", D::value, "0", 0, 3,
+                      "ZeRO stage: 0 = all-reduce of gradients, 1 = distributed optimizer "
+                      "(reduce-scatter of gradients, all-gather of parameters). 2 and 3 are not "
+                      "supported yet."));
+  t.push_back(choice("parallel.recompute", {"none", "selective", "full"}, "none",
+                     "Activation recomputation: selective recomputes attention's core, full whole layers."));
+  OptionSpec order = opt("parallel.order", T::list, "", D::value, "[tp, cp, pp, dp]",
+                         "Placement of ranks on devices, innermost first: each of tp, cp, pp, dp "
+                         "exactly once. The default keeps TP peers inside a node.");
+  order.allowed = {"tp", "cp", "pp", "dp"};
+  t.push_back(order);
+  t.push_back(opt("parallel.grad_bucket", T::size, "bytes", D::value, "80MB",
+                  "Gradient bucket for data-parallel reduction overlapped with backward; 0 = one "
+                  "bucket per pipeline stage, after backward."));
+  t.push_back(opt("parallel.overlap_grad_reduce", T::boolean, "", D::value, "true",
+                  "Overlap the data-parallel gradient reduction with backward."));
+
+  t.push_back(section("workload", D::none, "A recorded execution graph to replay instead of a model."));
+  t.push_back(opt("workload.trace", T::path, "", D::required, "",
+                  "Execution-graph JSON (docs/execution-graph.md), relative to this file, else the "
+                  "current directory, else the project root."));
+
+  t.push_back(opt("validation", T::map, "", D::none, "",
+                  "Free-form map for validation tests (expected figures); the loader ignores it."));
+  return t;
+}
+
+}  // namespace
+
+const std::vector<OptionSpec>& experiment_options() {
+  static const std::vector<OptionSpec> table = build();
+  return table;
+}
+
+const OptionSpec* find_option(std::string_view key) {
+  for (const auto& o : experiment_options())
+    if (o.key == key) return &o;
+  return nullptr;
+}
+
+const OptionSpec& option(std::string_view key) {
+  const OptionSpec* o = find_option(key);
+  core::check_invariant(o != nullptr, "every key the loader reads is in the option table");
+  return *o;
+}
+
+std::vector<const OptionSpec*> options_under(std::string_view section) {
+  std::vector<const OptionSpec*> out;
+  for (const auto& o : experiment_options())
+    if (o.parent() == section) out.push_back(&o);
+  return out;
+}
+
+std::string describe_type(const OptionSpec& o) {
+  switch (o.type) {
+    case OptionType::section: return "section";
+    case OptionType::map: return "map";
+    case OptionType::string: return "string";
+    case OptionType::path: return "path";
+    case OptionType::integer:
+      return fmt::format("integer {}..{}", o.min, o.max);
+    case OptionType::boolean: return "true | false";
+    case OptionType::size: return "size";
+    case OptionType::choice: return core::join(o.allowed, " | ");
+    case OptionType::list: return fmt::format("list of {}", core::join(o.allowed, " | "));
+  }
+  return "?";
+}
+
+namespace {
+std::string default_text(const OptionSpec& o) {
+  switch (o.default_kind) {
+    case DefaultKind::value: return o.type == OptionType::section ? "" : fmt::format("`{}`", o.default_value);
+    case DefaultKind::derived: return std::string(o.default_value);
+    case DefaultKind::required: return "required";
+    case DefaultKind::none: return "";
+  }
+  return "";
+}
+}  // namespace
+
+std::string options_markdown() {
+  // A '|' inside a cell would end it; Markdown tables take it escaped.
+  auto cell = [](std::string_view s) {
+    std::string out;
+    for (char c : s) {
+      if (c == '|') out += '\\';
+      out += c;
+    }
+    return out;
+  };
+  std::string out = "| key | type | unit | default | description |\n|---|---|---|---|---|\n";
+  for (const auto& o : experiment_options())
+    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", o.key, cell(describe_type(o)), o.unit, cell(default_text(o)),
+                       cell(o.description));
+  return out;
+}
+
+}  // namespace inflect::io

@@ -1,0 +1,181 @@
+#include "inflect/io/report_json.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace inflect::io {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// NaN and infinities are not JSON; nlohmann would write null anyway, but say so explicitly so the
+// choice is visible: a figure that could not be computed is null, never a made-up number.
+Json number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+}  // namespace
+
+std::string report_to_json(const analysis::RunReport& r, bool include_volatile) {
+  Json j;
+  j["name"] = r.name;
+  j["model"] = r.model;
+  j["device"] = r.device;
+  j["topology"] = r.topology;
+  j["nodes"] = r.nodes;
+  j["devices"] = r.devices;
+  j["plan"] = r.plan;
+
+  j["step_time_s"] = number(r.step_time_s);
+  j["tokens_per_step"] = number(r.tokens_per_step);
+  j["tokens_per_s"] = number(r.tokens_per_s);
+  j["model_flops_per_step"] = number(r.model_flops_per_step);
+  j["hardware_flops_per_step"] = number(r.hardware_flops_per_step);
+  j["model_tflops_per_gpu"] = number(r.model_tflops_per_gpu);
+  j["hardware_tflops_per_gpu"] = number(r.hardware_tflops_per_gpu);
+  j["peak_tflops_per_gpu"] = number(r.peak_tflops_per_gpu);
+  j["mfu"] = number(r.mfu);
+
+  const auto& m = r.memory;
+  Json mem;
+  mem["known"] = m.known;
+  // A replayed trace without memory figures: null rather than a peak of 0 that "fits".
+  mem["peak_bytes"] = m.known ? number(m.peak_bytes) : Json(nullptr);
+  mem["capacity_bytes"] = number(m.capacity_bytes);
+  mem["fits"] = m.known ? Json(m.fits) : Json(nullptr);
+  mem["over_by_bytes"] = m.known ? number(m.over_by_bytes) : Json(nullptr);
+  mem["peak_stage"] = m.peak_stage;
+  // An object keyed by part name (scripts read memory.parts.weights), in the report's order
+  // (largest first); a name listed twice is summed rather than silently overwritten.
+  std::vector<std::pair<std::string, double>> summed;
+  for (const auto& p : m.parts) {
+    auto it = std::find_if(summed.begin(), summed.end(), [&](const auto& s) { return s.first == p.name; });
+    if (it == summed.end())
+      summed.emplace_back(p.name, p.bytes);
+    else
+      it->second += p.bytes;
+  }
+  Json parts = Json::object();
+  for (const auto& [name, bytes] : summed) parts[name] = number(bytes);
+  mem["parts"] = std::move(parts);
+  j["memory"] = std::move(mem);
+
+  const auto& b = r.breakdown;
+  Json br;
+  br["compute_s"] = number(b.compute_s);
+  Json comm;
+  comm["total"] = number(b.exposed_comm_s.total());
+  comm["dp"] = number(b.exposed_comm_s.dp);
+  comm["tp"] = number(b.exposed_comm_s.tp);
+  comm["pp"] = number(b.exposed_comm_s.pp);
+  comm["cp"] = number(b.exposed_comm_s.cp);
+  comm["ep"] = number(b.exposed_comm_s.ep);
+  br["exposed_comm_s"] = std::move(comm);
+  br["bubble_s"] = number(b.bubble_s);
+  br["other_s"] = number(b.other_s);
+  br["critical_rank"] = b.critical_rank_note;
+  j["breakdown"] = std::move(br);
+
+  const auto& s = r.simulator;
+  Json sim;
+  sim["fidelity"] = s.fidelity;
+  sim["simulated_ranks"] = s.simulated_ranks;
+  sim["ops"] = s.ops;
+  sim["events"] = s.events;
+  if (include_volatile) sim["wall_s"] = number(s.wall_s);
+  j["simulator"] = std::move(sim);
+
+  return j.dump(2) + "\n";
+}
+
+namespace {
+
+std::string si(double v, const char* unit) {
+  if (!std::isfinite(v)) return "n/a";
+  const double a = std::fabs(v);
+  if (a >= 1e15) return fmt::format("{:.2f} P{}", v / 1e15, unit);
+  if (a >= 1e12) return fmt::format("{:.2f} T{}", v / 1e12, unit);
+  if (a >= 1e9) return fmt::format("{:.2f} G{}", v / 1e9, unit);
+  if (a >= 1e6) return fmt::format("{:.2f} M{}", v / 1e6, unit);
+  if (a >= 1e3) return fmt::format("{:.2f} k{}", v / 1e3, unit);
+  return fmt::format("{:.2f} {}", v, unit);
+}
+
+std::string gib(double bytes) {
+  if (!std::isfinite(bytes)) return "n/a";
+  return fmt::format("{:.1f} GiB", bytes / 1073741824.0);
+}
+
+std::string duration(double s) {
+  if (!std::isfinite(s)) return "n/a";
+  const double a = std::fabs(s);
+  if (a >= 1 || a == 0) return fmt::format("{:.3f} s", s);
+  if (a >= 1e-3) return fmt::format("{:.3f} ms", s * 1e3);
+  return fmt::format("{:.3f} us", s * 1e6);
+}
+
+std::string share(double part, double whole) {
+  if (!(whole > 0) || !std::isfinite(part)) return "";
+  return fmt::format("{:5.1f} %", 100.0 * part / whole);
+}
+
+}  // namespace
+
+std::string format_summary(const analysis::RunReport& r) {
+  std::string out;
+  auto row = [&](std::string_view label, const std::string& value) {
+    out += fmt::format("  {:<24}{}\n", label, value);
+  };
+
+  out += fmt::format("{}: {} on {} x {} ({}, {} nodes)\n", r.name, r.model, r.devices, r.device, r.topology, r.nodes);
+  out += fmt::format("plan: {}\n\n", r.plan);
+
+  row("step time", duration(r.step_time_s));
+  row("tokens/s", si(r.tokens_per_s, "tokens/s"));
+  row("TFLOP/s per GPU",
+      fmt::format("{:.1f} model, {:.1f} hardware (peak {:.1f})", r.model_tflops_per_gpu, r.hardware_tflops_per_gpu,
+                  r.peak_tflops_per_gpu));
+  row("MFU", fmt::format("{:.1f} %", 100.0 * r.mfu));
+
+  const auto& m = r.memory;
+  if (!m.known) {
+    row("memory per device", fmt::format("unknown (the trace carries no memory figures) of {}", gib(m.capacity_bytes)));
+  } else if (m.fits) {
+    row("memory per device", fmt::format("{} of {}: FITS ({} free)", gib(m.peak_bytes), gib(m.capacity_bytes),
+                                         gib(m.capacity_bytes - m.peak_bytes)));
+  } else {
+    row("memory per device", fmt::format("{} of {}: DOES NOT FIT (over by {})", gib(m.peak_bytes),
+                                         gib(m.capacity_bytes), gib(m.over_by_bytes)));
+  }
+  if (m.known) {
+    if (!m.parts.empty()) out += fmt::format("    (largest rank: pipeline stage {})\n", m.peak_stage);
+    for (const auto& p : m.parts)
+      out += fmt::format("    {:<22}{:>12}  {}\n", p.name, gib(p.bytes), share(p.bytes, m.peak_bytes));
+  }
+
+  const auto& b = r.breakdown;
+  const double step = r.step_time_s;
+  out += fmt::format("\n  {:<26}{:>12}  {:>7}\n", "step breakdown", "time", "share");
+  auto part = [&](std::string_view label, double s) {
+    out += fmt::format("  {:<26}{:>12}  {:>7}\n", label, duration(s), share(s, step));
+  };
+  part("compute", b.compute_s);
+  part("exposed communication", b.exposed_comm_s.total());
+  const std::pair<const char*, double> dims[] = {{"dp", b.exposed_comm_s.dp}, {"tp", b.exposed_comm_s.tp},
+                                                 {"pp", b.exposed_comm_s.pp}, {"cp", b.exposed_comm_s.cp},
+                                                 {"ep", b.exposed_comm_s.ep}};
+  for (const auto& [name, s] : dims)
+    if (s != 0) part(fmt::format("  {}", name), s);
+  part("pipeline bubble", b.bubble_s);
+  part("other", b.other_s);
+  if (!b.critical_rank_note.empty()) out += fmt::format("  ({})\n", b.critical_rank_note);
+
+  const auto& s = r.simulator;
+  out += fmt::format("\nsimulated {} ops on {} ranks ({} fidelity), {} events in {:.2f} s\n", s.ops,
+                     s.simulated_ranks, s.fidelity.empty() ? "unknown" : s.fidelity, s.events, s.wall_s);
+  return out;
+}
+
+}  // namespace inflect::io

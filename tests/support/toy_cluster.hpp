@@ -1,0 +1,59 @@
+#pragma once
+// Hand-built devices and topologies with round figures for engine, plan and analysis tests, so
+// expected values can be worked out by hand. These are test inputs, not calibration.
+#include "inflect/core/units.hpp"
+#include "inflect/hw/device.hpp"
+#include "inflect/net/topology_spec.hpp"
+
+namespace inflect::test {
+
+/// A device doing 100 TFLOP/s dense bf16 at 100% efficiency, 1 TB/s HBM at 100%, no launch cost,
+/// 80 GB of HBM: a memory-bound kernel of B bytes takes B / 1e12 s.
+inline hw::DeviceSpec toy_device() {
+  hw::DeviceSpec d;
+  d.name = "toy";
+  d.display_name = "toy device";
+  d.vendor = "test";
+  d.peak_dense[core::Precision::bf16] = core::tflop_per_s(100);
+  d.peak_dense[core::Precision::fp16] = core::tflop_per_s(100);
+  d.peak_dense[core::Precision::fp32] = core::tflop_per_s(50);
+  d.vector_fp32 = core::tflop_per_s(50);
+  d.hbm_capacity = core::gb(80);
+  d.hbm_bandwidth = core::gb_per_s(1000);
+  d.board_power = core::Watts(700);
+  d.scale_up_bandwidth = core::gb_per_s(100);
+  d.compute_units = 1;
+  d.max_clock_mhz = 1000;
+  d.kernel_launch_overhead = core::Seconds(0);
+  d.gemm_efficiency.points = {{1.0, 1.0}};
+  d.attention_efficiency.points = {{1.0, 1.0}};
+  d.memory_efficiency.points = {{1.0, 1.0}};
+  d.gemm_tile = 1;
+  return d;
+}
+
+/// `per_node` devices on a switch with 100 GB/s ports, NICs of 10 GB/s one per device, all
+/// latencies `latency` seconds, efficiency 1, one leaf for up to 64 nodes.
+inline net::TopologySpec toy_topology(int per_node = 8, double latency = 0, double port_gbs = 100, double nic_gbs = 10) {
+  net::TopologySpec s;
+  s.name = "toy";
+  s.device = "toy";
+  s.devices_per_node = per_node;
+  s.collective_overhead = core::Seconds(0);
+  s.intra.kind = net::IntraFabricKind::switched;
+  s.intra.port_bandwidth = core::gb_per_s(port_gbs);
+  s.intra.hop_latency = core::Seconds(latency);
+  s.intra.efficiency = 1.0;
+  s.scale_out.technology = "toy";
+  s.scale_out.nics_per_node = per_node;
+  s.scale_out.nic_bandwidth = core::gb_per_s(nic_gbs);
+  s.scale_out.nic_latency = core::Seconds(latency);
+  s.scale_out.switch_latency = core::Seconds(latency);
+  s.scale_out.nodes_per_leaf = 64;
+  s.scale_out.oversubscription = 1.0;
+  s.scale_out.rail_optimized = true;
+  s.scale_out.efficiency = 1.0;
+  return s;
+}
+
+}  // namespace inflect::test

@@ -1,0 +1,144 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "inflect/core/error.hpp"
+#include "inflect/workload/exec_graph.hpp"
+#include "inflect/workload/graph_json.hpp"
+
+using namespace inflect::workload;
+using inflect::core::Error;
+using inflect::core::ErrorKind;
+
+namespace {
+
+// Two ranks, each: a GEMM (fwd), then an all-reduce over both (bwd) that waits on it, then an
+// attention kernel on the same stream. One group with a mirror, odd doubles and an escaped name.
+ExecutionGraph small_graph() {
+  ExecutionGraph g;
+  g.name = "tiny \"graph\"";
+  g.set_ranks(4, {0, 1}, {2, 2});
+  std::uint8_t compute = g.stream("compute");
+  std::uint8_t comm = g.stream("comm");
+  Kernel gemm;
+  gemm.name = "qkv_proj";
+  gemm.cost.cls = inflect::core::KernelClass::gemm;
+  gemm.cost.flops = inflect::core::Flops(2.0 * 2048 * 3072 * 1024);
+  gemm.cost.bytes = inflect::core::Bytes(0.1);
+  gemm.cost.m = 2048;
+  gemm.cost.n = 3072;
+  gemm.cost.k = 1024;
+  std::uint32_t kg = g.add_kernel(gemm);
+  Kernel attn;
+  attn.name = "attn_core";
+  attn.cost.cls = inflect::core::KernelClass::attention;
+  attn.cost.precision = inflect::core::Precision::fp8;
+  attn.cost.flops = inflect::core::Flops(1.0 / 3.0);
+  attn.cost.bytes = inflect::core::Bytes(1e300);
+  std::uint32_t ka = g.add_kernel(attn);
+  GroupId grp = g.add_group(Group{{0, 1}, {{2, 3}}});
+  Collective ar;
+  ar.kind = CollectiveKind::all_reduce;
+  ar.dim = ParallelDim::tp;
+  ar.group = grp;
+  ar.bytes = inflect::core::Bytes(50331648);
+  ar.name = "tp_ar";
+  std::uint32_t c = g.add_collective(ar);
+  for (RankId r : {0, 1}) {
+    OpId a = g.add_op(r, compute, OpType::compute, kg, Phase::forward, 0, 3, {});
+    OpId deps[] = {a};
+    OpId b = g.add_op(r, comm, OpType::collective, c, Phase::backward, 0, 3, deps);
+    OpId deps2[] = {a, b};
+    g.add_op(r, compute, OpType::compute, ka, Phase::recompute, -1, 65535, deps2);
+  }
+  g.meta()["tokens_per_step"] = 4096;
+  g.meta()["model_flops_per_step"] = 1.5e18;
+  return g;
+}
+
+// Replaces the first occurrence of `from` in `s` (which must be present).
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  auto at = s.find(from);
+  REQUIRE_MESSAGE(at != std::string::npos, from);
+  return s.replace(at, from.size(), to);
+}
+
+void expect_input_error(const std::string& text, const std::string& fragment) {
+  try {
+    graph_from_json(text, "bad.json");
+    FAIL("accepted a corrupt graph; expected: " << fragment);
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::input);
+    CHECK(e.where().file == "bad.json");
+    std::string full = inflect::core::format_error(e);
+    CHECK_MESSAGE(full.find(fragment) != std::string::npos, full);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("graph JSON round trip is byte-identical") {
+  // Writing, reading and writing again must give the same text, and the values must survive:
+  // 1/3 and 1e300 need all 17 significant digits, which nlohmann's shortest form keeps.
+  ExecutionGraph g = small_graph();
+  std::string a = graph_to_json(g);
+  ExecutionGraph back = graph_from_json(a, "tiny.json");
+  std::string b = graph_to_json(back);
+  CHECK(a == b);
+  CHECK(back.name == g.name);
+  CHECK(back.ops().size() == 6);
+  CHECK(back.deps(5).size() == 2);
+  CHECK(back.deps(5)[1] == 4);
+  CHECK(back.kernels()[1].cost.flops.value() == 1.0 / 3.0);
+  CHECK(back.kernels()[1].cost.precision == inflect::core::Precision::fp8);
+  CHECK(back.groups()[0].mirrors[0] == std::vector<RankId>{2, 3});
+  CHECK(back.ops()[2].micro_batch == 65535);
+  CHECK(back.ops()[2].layer == -1);
+  CHECK(back.meta().at("model_flops_per_step") == 1.5e18);
+  CHECK(back.represents() == std::vector<std::uint32_t>{2, 2});
+  // Deterministic: the same graph twice gives the same bytes.
+  CHECK(graph_to_json(small_graph()) == a);
+}
+
+TEST_CASE("corrupt graph JSON is an input error naming the field") {
+  const std::string good = graph_to_json(small_graph());
+  SUBCASE("not JSON") { expect_input_error("{\"format\": ", "not valid JSON"); }
+  SUBCASE("not an object") { expect_input_error("[1,2]", "expected a JSON object"); }
+  SUBCASE("missing field") { expect_input_error(replace(good, "\"total_ranks\":4,", ""), "total_ranks: missing required key"); }
+  SUBCASE("unknown key with a suggestion") {
+    expect_input_error(replace(good, "\"streams\"", "\"stream\""), "did you mean 'streams'");
+  }
+  SUBCASE("wrong type") { expect_input_error(replace(good, "\"total_ranks\":4", "\"total_ranks\":\"4\""), "total_ranks: expected an integer, got a string"); }
+  SUBCASE("wrong format tag") { expect_input_error(replace(good, "inflect-exec-graph", "chakra"), "is not an execution graph"); }
+  SUBCASE("dep index out of range") {
+    // The last op is [1,0,0,1,2,-1,65535,3,4]: point a dep at op 99, which is not earlier.
+    expect_input_error(replace(good, "65535,3,4]", "65535,3,99]"), "ops[5].deps[1] (an earlier op): 99 is out of range [0, 4]");
+  }
+  SUBCASE("kernel with a missing field") {
+    expect_input_error(replace(good, ",2048,3072,1024,1]", ",2048,3072,1024]"), "kernels[0]: expected 9 fields, got 8");
+  }
+  SUBCASE("bad kernel class") { expect_input_error(replace(good, "\"gemm\"", "\"gem\""), "did you mean 'gemm'"); }
+  SUBCASE("negative bytes") { expect_input_error(replace(good, ",0.1,", ",-0.1,"), "kernels[0].bytes: -0.1 must be a finite number >= 0"); }
+  SUBCASE("payload out of range") { expect_input_error(replace(good, "[0,0,0,0,0,0,3]", "[0,0,0,7,0,0,3]"), "ops[0].payload: 7 is out of range [0, 1]"); }
+  SUBCASE("rank out of range") { expect_input_error(replace(good, "[0,0,0,0,0,0,3]", "[9,0,0,0,0,0,3]"), "ops[0].rank: 9 is out of range [0, 3]"); }
+  SUBCASE("op on a rank that is not simulated (graph validation)") {
+    expect_input_error(replace(good, "[0,0,0,0,0,0,3]", "[3,0,0,0,0,0,3]"), "not simulated");
+  }
+  SUBCASE("collective names a missing group") { expect_input_error(replace(good, "\"tp\",0,", "\"tp\",5,"), "group 5 does not exist"); }
+  SUBCASE("duplicate stream") { expect_input_error(replace(good, "[\"compute\",\"comm\"]", "[\"comm\",\"comm\"]"), "listed twice"); }
+  SUBCASE("huge integer") { expect_input_error(replace(good, "\"total_ranks\":4", "\"total_ranks\":18446744073709551615"), "out of range"); }
+}
+
+TEST_CASE("every truncation of a graph file is an input error, never a crash") {
+  // A cut anywhere leaves unbalanced brackets, so each prefix must be rejected by the parser.
+  const std::string good = graph_to_json(small_graph());
+  int rejected = 0;
+  for (std::size_t n = 0; n + 2 < good.size(); ++n) {
+    try {
+      graph_from_json(good.substr(0, n), "cut.json");
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::input) ++rejected;
+    }
+  }
+  CHECK(rejected == static_cast<int>(good.size()) - 2);
+}

@@ -1,0 +1,221 @@
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+
+#include "inflect/workload/layer_costs.hpp"
+#include "workload_fixtures.hpp"
+
+using namespace inflect::workload;
+using inflect::core::KernelClass;
+using inflect::core::Precision;
+
+namespace {
+
+// Every figure below is a product of integers under 2^53 or an exact halving: doubles hold them.
+constexpr double kExact = 1e-12;
+
+double flops_of(const std::vector<KernelSpec>& ks, KernelClass cls) {
+  double f = 0;
+  for (const auto& k : ks)
+    if (k.cost.cls == cls) f += k.cost.flops.value();
+  return f;
+}
+
+std::vector<KernelSpec> fwd(const LayerKernels& lk) {
+  auto v = lk.attn_fwd;
+  v.insert(v.end(), lk.mlp_fwd.begin(), lk.mlp_fwd.end());
+  return v;
+}
+
+std::vector<KernelSpec> bwd(const LayerKernels& lk) {
+  auto v = lk.mlp_bwd;
+  v.insert(v.end(), lk.attn_bwd.begin(), lk.attn_bwd.end());
+  return v;
+}
+
+const KernelSpec& find(const std::vector<KernelSpec>& ks, const std::string& name) {
+  for (const auto& k : ks)
+    if (k.name == name) return k;
+  FAIL("no kernel named " << name);
+  return ks.front();
+}
+
+ShardShape shard(int tp, bool sp, int cp, std::int64_t b, std::int64_t s) {
+  ShardShape x;
+  x.tp = tp;
+  x.sequence_parallel = sp;
+  x.cp = cp;
+  x.micro_batch = b;
+  x.seq_len = s;
+  return x;
+}
+
+}  // namespace
+
+TEST_CASE("GPT layer forward FLOPs: 24bsh^2 + 4bs^2h less the causal half of attention") {
+  // gpt3-175b shape, b = 2, s = 2048, h = 12288, tp = 1.
+  // GEMMs: qkv 6bsh^2 + proj 2bsh^2 + fc1 8bsh^2 + fc2 8bsh^2 = 24bsh^2
+  //      = 24 * 2 * 2048 * 12288^2 = 14843406974976 (1.484e13).
+  // Attention, non-causal 4bs^2h = 4 * 2 * 2048^2 * 12288 = 412316860416; causal keeps half:
+  //      206158430208.
+  ModelSpec m = fixtures::gpt3_175b();
+  LayerKernels lk = transformer_layer(m, shard(1, false, 1, 2, 2048));
+  const double b = 2, s = 2048, h = 12288;
+  CHECK(flops_of(fwd(lk), KernelClass::gemm) == doctest::Approx(24 * b * s * h * h).epsilon(kExact));
+  CHECK(flops_of(fwd(lk), KernelClass::attention) == doctest::Approx(0.5 * 4 * b * s * s * h).epsilon(kExact));
+  CHECK(flops_of(fwd(lk), KernelClass::gemm) + flops_of(fwd(lk), KernelClass::attention) ==
+        doctest::Approx(24 * b * s * h * h + 4 * b * s * s * h - 2 * b * s * s * h).epsilon(kExact));
+}
+
+TEST_CASE("backward GEMMs are twice the forward; flash attention backward is 2.5x") {
+  // Each forward GEMM becomes a dgrad and a wgrad of the same 2mnk; FlashAttention-2's backward
+  // does 5 matmuls against the forward's 2.
+  for (const ModelSpec& m : {fixtures::gpt3_175b(), fixtures::llama3_70b()}) {
+    LayerKernels lk = transformer_layer(m, shard(2, true, 1, 1, 4096));
+    CHECK(flops_of(bwd(lk), KernelClass::gemm) ==
+          doctest::Approx(2 * flops_of(fwd(lk), KernelClass::gemm)).epsilon(kExact));
+    CHECK(flops_of(bwd(lk), KernelClass::attention) ==
+          doctest::Approx(2.5 * flops_of(fwd(lk), KernelClass::attention)).epsilon(kExact));
+  }
+}
+
+TEST_CASE("dgrad and wgrad shapes transpose the forward GEMM") {
+  // fc2 forward: m = T = 2048, n = h = 12288, k = ffn/tp = 49152/8 = 6144.
+  // dgrad dA = dC B^T: (2048, 6144, 12288); wgrad dB = A^T dC: (6144, 12288, 2048).
+  LayerKernels lk = transformer_layer(fixtures::gpt3_175b(), shard(8, false, 1, 1, 2048));
+  const auto& f = find(lk.mlp_fwd, "mlp_fc2").cost;
+  CHECK(f.m == 2048);
+  CHECK(f.n == 12288);
+  CHECK(f.k == 6144);
+  const auto& dg = find(lk.mlp_bwd, "mlp_fc2_dgrad").cost;
+  CHECK((dg.m == 2048 && dg.n == 6144 && dg.k == 12288));
+  const auto& wg = find(lk.mlp_bwd, "mlp_fc2_wgrad").cost;
+  CHECK((wg.m == 6144 && wg.n == 12288 && wg.k == 2048));
+}
+
+TEST_CASE("tensor parallelism divides every GEMM's FLOPs by tp exactly") {
+  // Megatron splits the column-parallel n (qkv, fc1, gate_up) or the row-parallel k (proj, fc2,
+  // down) by tp; the token count m stays the same. tp = 8 -> each GEMM has 1/8 of the FLOPs.
+  for (const ModelSpec& m : {fixtures::gpt3_175b(), fixtures::llama3_405b()}) {
+    LayerKernels one = transformer_layer(m, shard(1, false, 1, 1, 2048));
+    LayerKernels eight = transformer_layer(m, shard(8, true, 1, 1, 2048));
+    std::map<std::string, double> base;
+    for (const auto& k : fwd(one)) base[k.name] = k.cost.flops.value();
+    for (const auto& k : bwd(one)) base[k.name] = k.cost.flops.value();
+    int gemms = 0;
+    for (const auto& ks : {fwd(eight), bwd(eight)})
+      for (const auto& k : ks)
+        if (k.cost.cls == KernelClass::gemm) {
+          ++gemms;
+          CHECK_MESSAGE(k.cost.flops.value() == doctest::Approx(base.at(k.name) / 8).epsilon(kExact), k.name);
+        }
+    CHECK(gemms == 12);  // 4 forward GEMMs, each with dgrad and wgrad
+  }
+}
+
+TEST_CASE("GQA narrows the QKV projection; context parallelism splits tokens and attention work") {
+  // llama3-70b, tp = 8: qkv n = (8192 + 2*8*128)/8 = 1280.
+  // cp = 2, s = 8192: T = 8192/2 = 4096 local tokens; causal attention 2*b*s^2*h/(tp*cp) =
+  // 2 * 8192^2 * 8192 / 16 = 68719476736.
+  ModelSpec m = fixtures::llama3_70b();
+  LayerKernels lk = transformer_layer(m, shard(8, true, 2, 1, 8192));
+  const auto& qkv = find(lk.attn_fwd, "qkv_proj").cost;
+  CHECK(qkv.n == 1280);
+  CHECK(qkv.m == 4096);
+  CHECK(find(lk.attn_fwd, "attn_core").cost.flops.value() == doctest::Approx(68719476736.0).epsilon(kExact));
+  // K and V of the local chunk: 2 * b * s/cp * kv_heads*hd/tp * 2 bytes = 2 * 4096 * 128 * 2 = 2097152.
+  CHECK(lk.cp_kv_bytes.value() == doctest::Approx(2097152.0).epsilon(kExact));
+  // TP boundary tensor: b * s/cp * h * 2 bytes = 4096 * 8192 * 2 = 67108864.
+  CHECK(lk.tp_boundary_bytes.value() == doctest::Approx(67108864.0).epsilon(kExact));
+}
+
+TEST_CASE("no TP, no CP: no boundary or ring bytes") {
+  LayerKernels lk = transformer_layer(fixtures::llama3_8b(), shard(1, false, 1, 1, 8192));
+  CHECK(lk.tp_boundary_bytes.value() == 0);
+  CHECK(lk.cp_kv_bytes.value() == 0);
+}
+
+TEST_CASE("sequence parallelism divides the norm's bytes by tp") {
+  // GPT LayerNorm on T tokens reads and writes T*h bf16: 2 * 2048 * 12288 * 2 = 100663296 bytes;
+  // with SP on tp = 8 each rank norms 256 tokens: 12582912.
+  ModelSpec m = fixtures::gpt3_175b();
+  auto no_sp = transformer_layer(m, shard(8, false, 1, 1, 2048));
+  auto sp = transformer_layer(m, shard(8, true, 1, 1, 2048));
+  CHECK(find(no_sp.attn_fwd, "input_norm").cost.bytes.value() == doctest::Approx(100663296.0).epsilon(kExact));
+  CHECK(find(sp.attn_fwd, "input_norm").cost.bytes.value() == doctest::Approx(12582912.0).epsilon(kExact));
+}
+
+TEST_CASE("Llama layers have rotary and SwiGLU, GPT layers bias-GELU and dropout") {
+  auto llama = transformer_layer(fixtures::llama3_8b(), shard(1, false, 1, 1, 8192));
+  auto gpt = transformer_layer(fixtures::gpt3_175b(), shard(1, false, 1, 1, 2048));
+  auto has = [](const std::vector<KernelSpec>& ks, const std::string& n) {
+    for (const auto& k : ks)
+      if (k.name == n) return true;
+    return false;
+  };
+  CHECK(has(llama.attn_fwd, "rotary"));
+  CHECK(has(llama.mlp_fwd, "swiglu"));
+  CHECK_FALSE(has(llama.attn_fwd, "attn_bias_dropout_add"));
+  CHECK(has(gpt.mlp_fwd, "bias_gelu"));
+  CHECK(has(gpt.attn_fwd, "attn_bias_dropout_add"));
+  CHECK_FALSE(has(gpt.attn_fwd, "rotary"));
+  // SwiGLU gate+up GEMM: n = 2 * 14336 = 28672.
+  CHECK(find(llama.mlp_fwd, "mlp_gate_up").cost.n == 28672);
+}
+
+TEST_CASE("head: logits GEMM split over the vocabulary") {
+  // llama3-8b, tp = 4, b = 1, s = 8192: logits m = 8192, n = 128256/4 = 32064, k = 4096;
+  // FLOPs 2 * 8192 * 32064 * 4096 = 2151778615296. Backward GEMMs double it.
+  ModelSpec m = fixtures::llama3_8b();
+  auto f = head_fwd(m, shard(4, true, 1, 1, 8192));
+  auto b = head_bwd(m, shard(4, true, 1, 1, 8192));
+  const auto& logits = find(f, "logits").cost;
+  CHECK((logits.m == 8192 && logits.n == 32064 && logits.k == 4096));
+  CHECK(flops_of(f, KernelClass::gemm) == doctest::Approx(2151778615296.0).epsilon(kExact));
+  CHECK(flops_of(b, KernelClass::gemm) == doctest::Approx(2 * 2151778615296.0).epsilon(kExact));
+  CHECK_FALSE(embedding_fwd(m, shard(4, true, 1, 1, 8192)).empty());
+  CHECK_FALSE(embedding_bwd(m, shard(4, true, 1, 1, 8192)).empty());
+}
+
+TEST_CASE("Adam step moves 30 bytes per parameter in bf16, 28 in fp32") {
+  // Read master, m, v, grad (4 x 4 B), write master, m, v (3 x 4 B), write bf16 weight (2 B).
+  auto k = optimizer_step(1e9, Precision::bf16);
+  CHECK(k.cost.cls == KernelClass::memory);
+  CHECK(k.cost.bytes.value() == doctest::Approx(30e9).epsilon(kExact));
+  CHECK(optimizer_step(1e9, Precision::fp32).cost.bytes.value() == doctest::Approx(28e9).epsilon(kExact));
+}
+
+TEST_CASE("activation bytes follow Korthikanti et al. 2022") {
+  // gpt3-175b, s = 2048, b = 1, h = 12288, a = 96 -> sbh = 25165824, 5as/h = 5*96*2048/12288 = 80.
+  ModelSpec m = fixtures::gpt3_175b();
+  // No TP: sbh * (34 + 80) = 2868903936.
+  CHECK(activation_bytes_per_layer(m, shard(1, false, 1, 1, 2048), Recompute::none).value() ==
+        doctest::Approx(2868903936.0).epsilon(kExact));
+  // TP 8 + SP: sbh/8 * 114 = 358612992; selective sbh/8 * 34 = 106954752; full 2sbh/8 = 6291456.
+  ShardShape tpsp = shard(8, true, 1, 1, 2048);
+  CHECK(activation_bytes_per_layer(m, tpsp, Recompute::none).value() == doctest::Approx(358612992.0).epsilon(kExact));
+  CHECK(activation_bytes_per_layer(m, tpsp, Recompute::selective).value() == doctest::Approx(106954752.0).epsilon(kExact));
+  CHECK(activation_bytes_per_layer(m, tpsp, Recompute::full).value() == doctest::Approx(6291456.0).epsilon(kExact));
+  // TP 8 without SP: sbh * (10 + 24/8 + 80/8) = sbh * 23 = 578813952; full keeps 2sbh = 50331648.
+  ShardShape tp = shard(8, false, 1, 1, 2048);
+  CHECK(activation_bytes_per_layer(m, tp, Recompute::none).value() == doctest::Approx(578813952.0).epsilon(kExact));
+  CHECK(activation_bytes_per_layer(m, tp, Recompute::full).value() == doctest::Approx(50331648.0).epsilon(kExact));
+  // CP 2 halves s: sbh/t = 1024*12288/8 = 1572864, 5as/h = 40 -> 1572864 * 74 = 116391936.
+  CHECK(activation_bytes_per_layer(m, shard(8, true, 2, 1, 2048), Recompute::none).value() ==
+        doctest::Approx(116391936.0).epsilon(kExact));
+}
+
+TEST_CASE("model FLOPs per token: PaLM's 6N + 12 L h s") {
+  // gpt3-175b, s = 2048. N = 96 * 1812099072 + 51200 * 12288 = 174590656512; 6N = 1047543939072;
+  // 12 * 96 * 12288 * 2048 = 28991029248. Total 1076534968320.
+  ModelSpec m = fixtures::gpt3_175b();
+  CHECK(model_flops_per_token(m, 2048) == doctest::Approx(1076534968320.0).epsilon(kExact));
+  // Cross-check with Narayanan et al. 2021's 96*B*s*l*h^2*(1 + s/(6h) + V/(16lh)) per step, which
+  // counts recomputation (4 passes instead of 3): per token without recompute that is
+  // 72*l*h^2*(1 + s/(6h) + V/(16lh)) = 1.07550e12. It leaves out biases and norms: agree to 0.5%.
+  const double l = 96, h = 12288, s = 2048, v = 51200;
+  const double megatron = 72 * l * h * h * (1 + s / (6 * h) + v / (16 * l * h));
+  constexpr double kFormulaAgreement = 0.005;
+  CHECK(model_flops_per_token(m, 2048) == doctest::Approx(megatron).epsilon(kFormulaAgreement));
+}
