@@ -117,6 +117,16 @@ void MaxMinSystem::solve(std::vector<VarId>& changed) {
         }
       }
     }
+    if (comp_vars_.size() == 1) {
+      // The common case (a collective on links nobody else uses): the rate is the tightest
+      // constraint's capacity over the variable's weight on it, or its bound.
+      Var& var = vars_[comp_vars_.front()];
+      double rate = var.bound;
+      for (const Use& u : var.uses) rate = std::min(rate, cons_[u.cons].capacity / u.weight);
+      if (rate != var.rate || var.rate == 0) changed.push_back(comp_vars_.front());
+      var.rate = rate;
+      continue;
+    }
     // Progressive filling over the component. Order of iteration is deterministic (ids only).
     std::sort(comp_cons_.begin(), comp_cons_.end());
     std::sort(comp_vars_.begin(), comp_vars_.end());
