@@ -108,7 +108,7 @@ class Engine {
   std::vector<Time> idle_since_;
   std::vector<OpId> last_op_;
   std::vector<Time> last_end_;
-  std::vector<Time> posted_;  // only with an observer
+  std::vector<Time> posted_;  // when each op reached the head of its stream with deps done
   std::vector<Time> start_;   // only with an observer
   std::uint64_t done_ops_ = 0;
   std::uint64_t transfers_ = 0;
@@ -225,10 +225,8 @@ void Engine::setup(const hw::ComputeModel& compute) {
   idle_since_.assign(sim.size(), Time::zero());
   last_op_.assign(sim.size(), kNone);
   last_end_.assign(sim.size(), Time::zero());
-  if (opt_.observer) {
-    posted_.assign(n, Time::zero());
-    start_.assign(n, Time::zero());
-  }
+  posted_.assign(n, Time::zero());
+  if (opt_.observer) start_.assign(n, Time::zero());
   q_.reserve(sim.size() * 4 + 64);
 }
 
@@ -280,11 +278,12 @@ void Engine::try_start(OpId id) {
       ranks_[slot].compute += kernel_time_[op.payload];
     }
     ranks_[slot].flops += g_.kernels()[op.payload].cost.flops.value();
-    if (opt_.observer) posted_[id] = start_[id] = now_;
+    posted_[id] = now_;
+    if (opt_.observer) start_[id] = now_;
     q_.push(now_ + kernel_time_[op.payload], kComputeDone, id);
     return;
   }
-  if (opt_.observer) posted_[id] = now_;
+  posted_[id] = now_;
   Instance& in = inst_[inst_of_op_[id]];
   if (++in.arrived == in.needed) start_collective(inst_of_op_[id]);
 }
@@ -357,24 +356,33 @@ void Engine::finish_op(OpId id) {
 }
 
 // The compute stream of `slot` idled from `from` to `to`; `binding` is the dependency that
-// released the op that ended the idle. Time the binding collective's data was moving is exposed
-// communication of its dimension; time before that (waiting for peers to arrive) is pipeline
-// bubble for point-to-point pipeline traffic and "other" for everything else.
+// released the op that ended the idle. Walking back along bindings: while the binding collective's
+// data was moving, the idle is exposed communication of its dimension; while it had arrived but
+// waited for its peers, the idle is pipeline bubble (for pipeline point-to-point) or "other"; before
+// it arrived, the idle is explained by what released *it*, recursively.
 void Engine::attribute_gap(std::uint32_t slot, Time from, Time to, std::uint32_t binding) {
-  if (to <= from) return;
   RankTimes& r = ranks_[slot];
-  const Time gap = to - from;
-  if (binding == kNone || g_.ops()[binding].type != OpType::collective) {
-    r.other += gap;
-    return;
+  while (to > from) {
+    if (binding == kNone || g_.ops()[binding].type != OpType::collective) {
+      r.other += to - from;
+      return;
+    }
+    const Instance& in = inst_[inst_of_op_[binding]];
+    const auto dim = g_.collectives()[in.payload].dim;
+    const Time posted = posted_[binding];
+    auto overlap = [&](Time a, Time b) {
+      Time lo = std::max(from, a), hi = std::min(to, b);
+      return hi > lo ? hi - lo : Time::zero();
+    };
+    r.exposed[static_cast<std::size_t>(dim)] += overlap(in.start, in.end);
+    const Time waiting = overlap(posted, in.start);
+    if (dim == workload::ParallelDim::pp) r.bubble += waiting;
+    else r.other += waiting;
+    // Idle after the collective ended (another stream's op released the compute op) is "other".
+    r.other += overlap(std::max(in.end, posted), to);
+    to = std::min(to, posted);
+    binding = binding_[binding];
   }
-  const Instance& in = inst_[inst_of_op_[binding]];
-  const auto dim = g_.collectives()[in.payload].dim;
-  Time lo = std::max(from, in.start), hi = std::min(to, in.end);
-  Time exposed = hi > lo ? hi - lo : Time::zero();
-  r.exposed[static_cast<std::size_t>(dim)] += exposed;
-  if (dim == workload::ParallelDim::pp) r.bubble += gap - exposed;
-  else r.other += gap - exposed;
 }
 
 EngineResult Engine::run() {
