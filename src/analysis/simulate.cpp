@@ -56,7 +56,9 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   sim::EngineOptions eo;
   eo.observer = options.observer;
   eo.tuning.software_overhead = e.cluster.topology.collective_overhead;
+  auto te = std::chrono::steady_clock::now();
   sim::EngineResult res = sim::run_engine(graph, topo, compute, eo);
+  const double engine_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - te).count();
 
   RunReport r;
   r.name = e.name;
@@ -109,6 +111,7 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
     r.breakdown.other_s = c.other.seconds();
     r.breakdown.critical_rank_note = fmt::format("rank {}", c.rank);
   }
+  r.simulator.engine_s = engine_s;
   r.simulator.events = res.events;
   r.simulator.ops = graph.ops().size();
   r.simulator.simulated_ranks = static_cast<int>(graph.simulated_ranks().size());
@@ -136,7 +139,9 @@ RunReport simulate(const plan::Experiment& e, const SimulateOptions& options) {
     co.fidelity = options.fidelity;
     co.fuse_blocks = options.fuse_blocks;
     plan::CompiledPlan cp = plan::compile(e, co);
+    const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     r = simulate_graph(e, cp.graph, &cp.memory, cp.summary, options);
+    r.simulator.compile_s = compile_s;
   }
   r.simulator.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;

@@ -84,7 +84,11 @@ std::string report_to_json(const analysis::RunReport& r, bool include_volatile) 
   sim["simulated_ranks"] = s.simulated_ranks;
   sim["ops"] = s.ops;
   sim["events"] = s.events;
-  if (include_volatile) sim["wall_s"] = number(s.wall_s);
+  if (include_volatile) {
+    sim["wall_s"] = number(s.wall_s);
+    sim["compile_s"] = number(s.compile_s);
+    sim["engine_s"] = number(s.engine_s);
+  }
   j["simulator"] = std::move(sim);
 
   return j.dump(2) + "\n";

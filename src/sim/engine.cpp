@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "inflect/core/big_vector.hpp"
 #include "inflect/core/error.hpp"
 #include "inflect/core/event_queue.hpp"
 #include "inflect/net/flow_network.hpp"
@@ -85,16 +86,22 @@ class Engine {
   std::uint32_t nstreams_ = 0;
   int compute_stream_ = -1;
   // Streams: ops of each (slot, stream) in order, as CSR; head position and busy flag.
-  std::vector<std::uint32_t> stream_begin_, stream_ops_, stream_head_;
+  std::vector<std::uint32_t> stream_begin_, stream_head_;
+  core::BigVector<std::uint32_t> stream_ops_;
   std::vector<char> stream_busy_;
-  // Dependencies.
-  std::vector<std::uint32_t> remaining_;
-  std::vector<std::uint32_t> succ_begin_, succ_;
-  std::vector<std::uint32_t> binding_;
+  // Per-op state in one record, so that touching an op costs one cache line, not four.
+  struct OpState {
+    Time posted;                       // when it reached its stream head with deps done
+    std::uint32_t remaining = 0;       // explicit deps not yet finished
+    std::uint32_t binding = kNone;     // the dep that finished last (what released it)
+    std::uint32_t instance = kNone;    // collective instance, for collective ops
+    std::uint32_t pad = 0;
+  };
+  core::BigVector<OpState> st_;
+  core::BigVector<std::uint32_t> succ_begin_, succ_;
   // Compute.
   std::vector<Time> kernel_time_;
   // Collectives.
-  std::vector<std::uint32_t> inst_of_op_;
   std::vector<Instance> inst_;
   std::vector<OpId> inst_members_;
   std::vector<std::vector<ReadyPhase>> lowered_;
@@ -108,7 +115,6 @@ class Engine {
   std::vector<Time> idle_since_;
   std::vector<OpId> last_op_;
   std::vector<Time> last_end_;
-  std::vector<Time> posted_;  // when each op reached the head of its stream with deps done
   std::vector<Time> start_;   // only with an observer
   std::uint64_t done_ops_ = 0;
   std::uint64_t transfers_ = 0;
@@ -138,11 +144,11 @@ void Engine::setup(const hw::ComputeModel& compute) {
   stream_busy_.assign(nkeys, 0);
 
   // Explicit dependencies reversed into successor lists.
-  remaining_.assign(n, 0);
+  st_.assign(n, OpState{});
   succ_begin_.assign(n + 1, 0);
   for (std::size_t i = 0; i < n; ++i) {
     auto d = g_.deps(static_cast<OpId>(i));
-    remaining_[i] = static_cast<std::uint32_t>(d.size());
+    st_[i].remaining = static_cast<std::uint32_t>(d.size());
     for (OpId p : d) ++succ_begin_[p + 1];
   }
   for (std::size_t i = 0; i < n; ++i) succ_begin_[i + 1] += succ_begin_[i];
@@ -152,7 +158,6 @@ void Engine::setup(const hw::ComputeModel& compute) {
     for (std::size_t i = 0; i < n; ++i)
       for (OpId p : g_.deps(static_cast<OpId>(i))) succ_[fill[p]++] = static_cast<std::uint32_t>(i);
   }
-  binding_.assign(n, kNone);
 
   kernel_time_.reserve(g_.kernels().size());
   for (const auto& k : g_.kernels()) {
@@ -173,7 +178,6 @@ void Engine::setup(const hw::ComputeModel& compute) {
       if (slot_of_[static_cast<std::size_t>(r)] >= 0) ++needed[gi];
   std::vector<std::vector<std::uint32_t>> inst_by_ordinal(groups.size());
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> ordinal(sim.size());  // per slot: (group, count)
-  inst_of_op_.assign(n, kNone);
   std::vector<std::uint32_t> inst_count;
   for (std::size_t i = 0; i < n; ++i) {
     const Op& op = ops[i];
@@ -202,7 +206,7 @@ void Engine::setup(const hw::ComputeModel& compute) {
                                     "made it a {} of {} bytes",
                                     i, op.rank, k, c.group, workload::to_string(c.kind), c.bytes.value(),
                                     workload::to_string(other.kind), other.bytes.value()));
-    inst_of_op_[i] = id;
+    st_[i].instance = id;
     ++inst_count[id];
   }
   std::uint32_t acc = 0;
@@ -215,7 +219,7 @@ void Engine::setup(const hw::ComputeModel& compute) {
     std::vector<std::uint32_t> fill(inst_.size());
     for (std::size_t i = 0; i < inst_.size(); ++i) fill[i] = inst_[i].member_begin;
     for (std::size_t i = 0; i < n; ++i)
-      if (inst_of_op_[i] != kNone) inst_members_[fill[inst_of_op_[i]]++] = static_cast<OpId>(i);
+      if (st_[i].instance != kNone) inst_members_[fill[st_[i].instance]++] = static_cast<OpId>(i);
   }
   lowered_.resize(g_.collectives().size());
   lowered_done_.assign(g_.collectives().size(), 0);
@@ -225,7 +229,6 @@ void Engine::setup(const hw::ComputeModel& compute) {
   idle_since_.assign(sim.size(), Time::zero());
   last_op_.assign(sim.size(), kNone);
   last_end_.assign(sim.size(), Time::zero());
-  posted_.assign(n, Time::zero());
   if (opt_.observer) start_.assign(n, Time::zero());
   q_.reserve(sim.size() * 4 + 64);
 }
@@ -267,25 +270,25 @@ const std::vector<ReadyPhase>& Engine::phases_for(std::uint32_t payload) {
 
 void Engine::try_start(OpId id) {
   const Op& op = g_.ops()[id];
-  if (remaining_[id] != 0) return;
+  if (st_[id].remaining != 0) return;
   const std::uint32_t key = stream_key(op);
   if (stream_busy_[key] || stream_head_[key] >= stream_begin_[key + 1] || stream_ops_[stream_head_[key]] != id) return;
   stream_busy_[key] = 1;
   const std::uint32_t slot = static_cast<std::uint32_t>(slot_of_[static_cast<std::size_t>(op.rank)]);
   if (op.type == OpType::compute) {
     if (static_cast<int>(op.stream) == compute_stream_) {
-      attribute_gap(slot, idle_since_[slot], now_, binding_[id]);
+      attribute_gap(slot, idle_since_[slot], now_, st_[id].binding);
       ranks_[slot].compute += kernel_time_[op.payload];
     }
     ranks_[slot].flops += g_.kernels()[op.payload].cost.flops.value();
-    posted_[id] = now_;
+    st_[id].posted = now_;
     if (opt_.observer) start_[id] = now_;
     q_.push(now_ + kernel_time_[op.payload], kComputeDone, id);
     return;
   }
-  posted_[id] = now_;
-  Instance& in = inst_[inst_of_op_[id]];
-  if (++in.arrived == in.needed) start_collective(inst_of_op_[id]);
+  st_[id].posted = now_;
+  Instance& in = inst_[st_[id].instance];
+  if (++in.arrived == in.needed) start_collective(st_[id].instance);
 }
 
 void Engine::start_collective(std::uint32_t inst) {
@@ -337,7 +340,7 @@ void Engine::finish_op(OpId id) {
   const std::uint32_t key = stream_key(op);
   const std::uint32_t slot = static_cast<std::uint32_t>(slot_of_[static_cast<std::size_t>(op.rank)]);
   ++done_ops_;
-  if (opt_.observer) opt_.observer->on_op(g_, OpSpan{id, posted_[id], start_[id], now_});
+  if (opt_.observer) opt_.observer->on_op(g_, OpSpan{id, st_[id].posted, start_[id], now_});
   if (static_cast<int>(op.stream) == compute_stream_ && op.type == OpType::compute) idle_since_[slot] = now_;
   if (now_ >= last_end_[slot]) {
     last_end_[slot] = now_;
@@ -347,8 +350,8 @@ void Engine::finish_op(OpId id) {
   ++stream_head_[key];
   for (std::uint32_t s = succ_begin_[id]; s < succ_begin_[id + 1]; ++s) {
     OpId nx = succ_[s];
-    if (--remaining_[nx] == 0) {
-      binding_[nx] = id;
+    if (--st_[nx].remaining == 0) {
+      st_[nx].binding = id;
       try_start(nx);
     }
   }
@@ -367,9 +370,9 @@ void Engine::attribute_gap(std::uint32_t slot, Time from, Time to, std::uint32_t
       r.other += to - from;
       return;
     }
-    const Instance& in = inst_[inst_of_op_[binding]];
+    const Instance& in = inst_[st_[binding].instance];
     const auto dim = g_.collectives()[in.payload].dim;
-    const Time posted = posted_[binding];
+    const Time posted = st_[binding].posted;
     auto overlap = [&](Time a, Time b) {
       Time lo = std::max(from, a), hi = std::min(to, b);
       return hi > lo ? hi - lo : Time::zero();
@@ -381,7 +384,7 @@ void Engine::attribute_gap(std::uint32_t slot, Time from, Time to, std::uint32_t
     // Idle after the collective ended (another stream's op released the compute op) is "other".
     r.other += overlap(std::max(in.end, posted), to);
     to = std::min(to, posted);
-    binding = binding_[binding];
+    binding = st_[binding].binding;
   }
 }
 
@@ -435,11 +438,11 @@ EngineResult Engine::run() {
         OpId id = stream_ops_[stream_head_[k]];
         const Op& op = g_.ops()[id];
         if (op.type == OpType::collective) {
-          const Instance& in = inst_[inst_of_op_[id]];
+          const Instance& in = inst_[st_[id].instance];
           detail = fmt::format("op {} on rank {} waits in collective '{}' ({} of {} members arrived)", id, op.rank,
                                g_.collectives()[op.payload].name, in.arrived, in.needed);
         } else {
-          detail = fmt::format("op {} on rank {} waits for {} dependencies", id, op.rank, remaining_[id]);
+          detail = fmt::format("op {} on rank {} waits for {} dependencies", id, op.rank, st_[id].remaining);
         }
       }
     }

@@ -39,6 +39,8 @@ struct MemoryReport {
 
 struct SimulatorStats {
   double wall_s = 0;
+  double compile_s = 0;  // building the execution graph (model + plan -> IR)
+  double engine_s = 0;   // running it
   std::uint64_t events = 0;
   std::uint64_t ops = 0;
   int simulated_ranks = 0;

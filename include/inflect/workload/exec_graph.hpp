@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "inflect/core/big_vector.hpp"
 #include "inflect/core/kernel_cost.hpp"
 #include "inflect/core/units.hpp"
 
@@ -100,9 +101,9 @@ class ExecutionGraph {
   OpId add_op(RankId rank, std::uint8_t stream, OpType type, std::uint32_t payload, Phase phase,
               std::int16_t layer, std::uint16_t micro_batch, std::span<const OpId> deps);
 
-  const std::vector<Op>& ops() const { return ops_; }
+  const core::BigVector<Op>& ops() const { return ops_; }
   std::span<const OpId> deps(OpId id) const;
-  const std::vector<OpId>& dep_storage() const { return deps_; }
+  const core::BigVector<OpId>& dep_storage() const { return deps_; }
   const std::vector<Kernel>& kernels() const { return kernels_; }
   const std::vector<Collective>& collectives() const { return collectives_; }
   const std::vector<Group>& groups() const { return groups_; }
@@ -124,8 +125,8 @@ class ExecutionGraph {
   std::vector<Kernel> kernels_;
   std::vector<Collective> collectives_;
   std::vector<Group> groups_;
-  std::vector<Op> ops_;
-  std::vector<OpId> deps_;
+  core::BigVector<Op> ops_;
+  core::BigVector<OpId> deps_;
   std::map<std::string, double> meta_;
 };
 
