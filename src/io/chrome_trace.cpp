@@ -6,6 +6,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include <iterator>
+
 #include "inflect/core/error.hpp"
 
 namespace inflect::io {
@@ -84,48 +86,39 @@ void ChromeTraceWriter::on_end(const workload::ExecutionGraph& graph, core::Time
     }
   }
 
+  // Slices are formatted directly (not as JSON trees): a trace holds hundreds of thousands of them.
+  // Names are JSON-escaped once per distinct kernel/collective string via nlohmann.
+  auto quoted = [](const std::string& text) { return Json(text).dump(); };
+  fmt::memory_buffer buf;
   for (const auto& sp : spans_) {
     const auto& op = ops[sp.op];
-    std::string name = op_label(graph, op);
-    Json args;
-    args["op"] = sp.op;
-    args["phase"] = workload::to_string(op.phase);
-    args["layer"] = op.layer;
-    args["micro_batch"] = op.micro_batch;
-    std::string cat;
+    const std::string name = quoted(op_label(graph, op));
     if (op.type == workload::OpType::compute) {
       const auto& k = graph.kernels()[op.payload];
-      cat = "compute";
-      args["flops"] = k.cost.flops.value();
-      args["bytes"] = k.cost.bytes.value();
+      fmt::format_to(std::back_inserter(buf),
+                     ",\n{{\"name\":{},\"cat\":\"compute\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{},\"tid\":{},"
+                     "\"args\":{{\"op\":{},\"phase\":\"{}\",\"layer\":{},\"micro_batch\":{},\"flops\":{},\"bytes\":{}}}}}",
+                     name, to_us(sp.start), to_us(sp.end - sp.start), op.rank, op.stream, sp.op, workload::to_string(op.phase),
+                     op.layer, op.micro_batch, k.cost.flops.value(), k.cost.bytes.value());
     } else {
       const auto& c = graph.collectives()[op.payload];
-      cat = fmt::format("comm.{}", workload::to_string(c.dim));
-      args["collective"] = workload::to_string(c.kind);
-      args["dim"] = workload::to_string(c.dim);
-      args["group"] = c.group;
-      if (c.group < graph.groups().size()) args["group_size"] = graph.groups()[c.group].members.size();
-      args["bytes"] = c.bytes.value();
-      if (sp.start > sp.posted) {
-        emit(Json{{"name", "wait " + name},
-                  {"cat", "wait"},
-                  {"ph", "X"},
-                  {"ts", to_us(sp.posted)},
-                  {"dur", to_us(sp.start - sp.posted)},
-                  {"pid", op.rank},
-                  {"tid", op.stream},
-                  {"args", {{"op", sp.op}, {"waiting_for", "other members of the group"}}}});
-      }
+      const std::size_t group_size = c.group < graph.groups().size() ? graph.groups()[c.group].members.size() : 0;
+      if (sp.start > sp.posted)
+        fmt::format_to(std::back_inserter(buf),
+                       ",\n{{\"name\":{},\"cat\":\"wait\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{},\"tid\":{},"
+                       "\"args\":{{\"op\":{},\"waiting_for\":\"other members of the group\"}}}}",
+                       quoted("wait " + op_label(graph, op)), to_us(sp.posted), to_us(sp.start - sp.posted), op.rank, op.stream, sp.op);
+      fmt::format_to(std::back_inserter(buf),
+                     ",\n{{\"name\":{},\"cat\":\"comm.{}\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{},\"tid\":{},"
+                     "\"args\":{{\"op\":{},\"phase\":\"{}\",\"layer\":{},\"micro_batch\":{},\"collective\":\"{}\",\"dim\":\"{}\","
+                     "\"group\":{},\"group_size\":{},\"bytes\":{}}}}}",
+                     name, workload::to_string(c.dim), to_us(sp.start), to_us(sp.end - sp.start), op.rank, op.stream, sp.op,
+                     workload::to_string(op.phase), op.layer, op.micro_batch, workload::to_string(c.kind), workload::to_string(c.dim),
+                     c.group, group_size, c.bytes.value());
     }
-    emit(Json{{"name", name},
-              {"cat", cat},
-              {"ph", "X"},
-              {"ts", to_us(sp.start)},
-              {"dur", to_us(sp.end - sp.start)},
-              {"pid", op.rank},
-              {"tid", op.stream},
-              {"args", std::move(args)}});
   }
+  if (first && buf.size() > 2) out.append(buf.data() + 2, buf.size() - 2);  // no leading ",\n"
+  else out.append(buf.data(), buf.size());
   out += "\n],\n\"displayTimeUnit\":\"ms\",\n";
   Json other{{"graph", graph.name},
              {"total_ranks", graph.total_ranks()},
