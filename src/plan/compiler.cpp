@@ -51,9 +51,11 @@ class Compiler {
  private:
   Block add_block(const std::string& name, const std::vector<workload::KernelSpec>& ks);
   GroupId group(GroupType type, RankId r);
+  GroupId group_uncached(GroupType type, RankId r);
   std::vector<RankId> members(GroupType type, RankId r) const;
   RankId base(GroupType type, RankId r) const { return members(type, r).front(); }
   std::uint32_t collective(CollectiveKind k, ParallelDim d, GroupId grp, double bytes, const char* name);
+  std::uint32_t collective_uncached(CollectiveKind k, ParallelDim d, GroupId grp, double bytes, const char* name);
   void emit_rank(RankId r);
   void emit_forward(RankId r, int mb, Phase ph, std::vector<OpId>& frontier);
   void emit_layer_forward(RankId r, int layer, int mb, Phase ph, std::vector<OpId>& frontier);
@@ -76,6 +78,24 @@ class Compiler {
   std::vector<Block> optimizer_;     // per stage
   std::vector<double> stage_params_; // parameters one rank of each stage holds
   std::unordered_map<std::uint64_t, GroupId> groups_;
+  std::unordered_map<std::uint64_t, GroupId> by_rank_;
+  struct CollKey {
+    const char* name;
+    GroupId group;
+    double bytes;
+    int kind, dim;
+    bool operator==(const CollKey&) const = default;
+  };
+  struct CollKeyHash {
+    std::size_t operator()(const CollKey& k) const {
+      std::size_t h = std::hash<const void*>()(k.name);
+      h ^= std::hash<std::uint64_t>()(k.group) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+      h ^= std::hash<double>()(k.bytes) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+      return h ^ static_cast<std::size_t>(k.kind * 31 + k.dim);
+    }
+  };
+  // Names are string literals, so their addresses identify them: a cheap memo in front of colls_.
+  std::unordered_map<CollKey, std::uint32_t, CollKeyHash> coll_memo_;
   std::map<std::tuple<int, int, GroupId, double, std::string>, std::uint32_t> colls_;
   std::uint8_t s_compute_ = 0, s_tp_ = 0, s_cp_ = 0, s_recv_f_ = 0, s_send_f_ = 0, s_recv_b_ = 0, s_send_b_ = 0, s_dp_ = 0;
   double pp_msg_bytes_ = 0;
@@ -126,6 +146,16 @@ std::vector<RankId> Compiler::members(GroupType type, RankId r) const {
 // The group of `type` containing rank r (for PP: the pair r sends on). In symmetric fidelity a
 // group also lists its mirrors: the same group of every rank the simulated rank stands for.
 GroupId Compiler::group(GroupType type, RankId r) {
+  // Per-(type, rank) memo first: finding the group's base rank allocates, and the compiler asks
+  // for a rank's groups once per collective op (millions of times in full fidelity).
+  const std::uint64_t rank_key = (static_cast<std::uint64_t>(type) << 40) | static_cast<std::uint64_t>(r);
+  if (auto m = by_rank_.find(rank_key); m != by_rank_.end()) return m->second;
+  const GroupId id = group_uncached(type, r);
+  by_rank_[rank_key] = id;
+  return id;
+}
+
+GroupId Compiler::group_uncached(GroupType type, RankId r) {
   const RankId b = (type == kPpFwd || type == kPpBwd) ? r : base(type, r);
   const std::uint64_t key = (static_cast<std::uint64_t>(type) << 40) | static_cast<std::uint64_t>(b);
   auto it = groups_.find(key);
@@ -157,6 +187,14 @@ GroupId Compiler::group(GroupType type, RankId r) {
 }
 
 std::uint32_t Compiler::collective(CollectiveKind k, ParallelDim d, GroupId grp, double bytes, const char* name) {
+  const CollKey memo{name, grp, bytes, static_cast<int>(k), static_cast<int>(d)};
+  if (auto m = coll_memo_.find(memo); m != coll_memo_.end()) return m->second;
+  const std::uint32_t id = collective_uncached(k, d, grp, bytes, name);
+  coll_memo_[memo] = id;
+  return id;
+}
+
+std::uint32_t Compiler::collective_uncached(CollectiveKind k, ParallelDim d, GroupId grp, double bytes, const char* name) {
   auto key = std::make_tuple(static_cast<int>(k), static_cast<int>(d), grp, bytes, std::string(name));
   auto it = colls_.find(key);
   if (it != colls_.end()) return it->second;
@@ -317,13 +355,7 @@ CompiledPlan Compiler::run() {
   dp_group_size_ = dp_ * p_.cp;
   grad_bytes_ = grad_bytes_per_param(e_.training.precision);
 
-  workload::ShardShape shard;
-  shard.tp = p_.tp;
-  shard.sequence_parallel = p_.sequence_parallel;
-  shard.cp = p_.cp;
-  shard.micro_batch = e_.training.micro_batch;
-  shard.seq_len = e_.training.seq_len;
-  shard.precision = e_.training.precision;
+  const workload::ShardShape shard = shard_shape(e_);
   lk_ = workload::transformer_layer(m_, shard);
   pp_msg_bytes_ = static_cast<double>(e_.training.micro_batch * e_.training.seq_len / p_.cp * m_.hidden) *
                   core::bytes_per_element(e_.training.precision) / (p_.sequence_parallel ? p_.tp : 1);

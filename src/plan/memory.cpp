@@ -5,6 +5,17 @@
 
 namespace inflect::plan {
 
+workload::ShardShape shard_shape(const Experiment& e) {
+  workload::ShardShape s;
+  s.tp = e.parallel.tp;
+  s.sequence_parallel = e.parallel.sequence_parallel;
+  s.cp = e.parallel.cp;
+  s.micro_batch = e.training.micro_batch;
+  s.seq_len = e.training.seq_len;
+  s.precision = e.training.precision;
+  return s;
+}
+
 double grad_bytes_per_param(core::Precision p) { return p == core::Precision::fp16 ? 2.0 : 4.0; }
 
 std::vector<int> layers_per_stage(const workload::ModelSpec& m, int pp) {
@@ -16,14 +27,7 @@ MemoryEstimate estimate_memory(const Experiment& e, int dp) {
   const auto& p = e.parallel;
   const double bpe = core::bytes_per_element(e.training.precision);
   const std::int64_t micro_batches = e.training.global_batch / (static_cast<std::int64_t>(dp) * e.training.micro_batch);
-  workload::ShardShape shard;
-  shard.tp = p.tp;
-  shard.sequence_parallel = p.sequence_parallel;
-  shard.cp = p.cp;
-  shard.micro_batch = e.training.micro_batch;
-  shard.seq_len = e.training.seq_len;
-  shard.precision = e.training.precision;
-  const core::Bytes per_layer = workload::activation_bytes_per_layer(m, shard, p.recompute);
+  const core::Bytes per_layer = workload::activation_bytes_per_layer(m, shard_shape(e), p.recompute);
   const double tokens_local = static_cast<double>(e.training.micro_batch * e.training.seq_len / p.cp);
   const auto layers = layers_per_stage(m, p.pp);
   const double embed = static_cast<double>(m.vocab * m.hidden);

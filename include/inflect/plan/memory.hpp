@@ -34,6 +34,8 @@ struct MemoryEstimate {
   bool fits() const { return peak <= capacity; }
 };
 
+/// How one rank holds each layer under the experiment's plan.
+workload::ShardShape shard_shape(const Experiment& e);
 /// Bytes per parameter of the gradients that are accumulated and reduced across data parallelism.
 double grad_bytes_per_param(core::Precision p);
 /// Layers held by each pipeline stage (even split; the caller has checked divisibility).
