@@ -75,7 +75,8 @@ TEST_CASE("fuzz corpus: valid seeds parse") {
 
 TEST_CASE("fuzz corpus: empty and binary input are rejected, not crashes") {
   inflect::io::set_project_root(INFLECT_SOURCE_DIR);
-  const std::string junk("\x00\xff\xfe{[:\n\t- ? &a *a !!binary", 32);
+  static const char kJunk[] = "\x00\xff\xfe{[:\n\t- ? &a *a !!binary";
+  const std::string junk(kJunk, sizeof(kJunk) - 1);  // keeps the leading NUL byte
   for (const auto& target : inflect::fuzz::kTargets) {
     INFO(target.name);
     CHECK_NOTHROW((void)inflect::fuzz::run_one(target.entry, nullptr, 0));
