@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <limits>
 
-#include "inflect/core/big_vector.hpp"
 #include "inflect/core/error.hpp"
 #include "inflect/core/event_queue.hpp"
 #include "inflect/net/flow_network.hpp"
@@ -87,7 +86,7 @@ class Engine {
   int compute_stream_ = -1;
   // Streams: ops of each (slot, stream) in order, as CSR; head position and busy flag.
   std::vector<std::uint32_t> stream_begin_, stream_head_;
-  core::BigVector<std::uint32_t> stream_ops_;
+  std::vector<std::uint32_t> stream_ops_;
   std::vector<char> stream_busy_;
   // Per-op state in one record, so that touching an op costs one cache line, not four.
   struct OpState {
@@ -97,8 +96,8 @@ class Engine {
     std::uint32_t instance = kNone;    // collective instance, for collective ops
     std::uint32_t pad = 0;
   };
-  core::BigVector<OpState> st_;
-  core::BigVector<std::uint32_t> succ_begin_, succ_;
+  std::vector<OpState> st_;
+  std::vector<std::uint32_t> succ_begin_, succ_;
   // Compute.
   std::vector<Time> kernel_time_;
   // Collectives.

@@ -15,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "inflect/core/big_vector.hpp"
 #include "inflect/core/kernel_cost.hpp"
 #include "inflect/core/units.hpp"
 
@@ -101,9 +100,9 @@ class ExecutionGraph {
   OpId add_op(RankId rank, std::uint8_t stream, OpType type, std::uint32_t payload, Phase phase,
               std::int16_t layer, std::uint16_t micro_batch, std::span<const OpId> deps);
 
-  const core::BigVector<Op>& ops() const { return ops_; }
+  const std::vector<Op>& ops() const { return ops_; }
   std::span<const OpId> deps(OpId id) const;
-  const core::BigVector<OpId>& dep_storage() const { return deps_; }
+  const std::vector<OpId>& dep_storage() const { return deps_; }
   const std::vector<Kernel>& kernels() const { return kernels_; }
   const std::vector<Collective>& collectives() const { return collectives_; }
   const std::vector<Group>& groups() const { return groups_; }
@@ -125,8 +124,8 @@ class ExecutionGraph {
   std::vector<Kernel> kernels_;
   std::vector<Collective> collectives_;
   std::vector<Group> groups_;
-  core::BigVector<Op> ops_;
-  core::BigVector<OpId> deps_;
+  std::vector<Op> ops_;
+  std::vector<OpId> deps_;
   std::map<std::string, double> meta_;
 };
 

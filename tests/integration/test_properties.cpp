@@ -1,0 +1,341 @@
+// Properties the whole pipeline (loader -> compiler -> engine -> report) must keep, each checked on
+// several small configurations so that it can fail: symmetric equals full fidelity on symmetric
+// inputs, more bandwidth never slows a step, runs are deterministic, fusing blocks and replaying an
+// exported trace change nothing, and the 1F1B bubble has its textbook size on ideal links.
+#include <doctest/doctest.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "inflect/analysis/simulate.hpp"
+#include "inflect/io/experiment_loader.hpp"
+#include "inflect/io/report_json.hpp"
+#include "inflect/io/yaml_reader.hpp"
+#include "inflect/workload/graph_json.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using inflect::analysis::RunReport;
+using inflect::analysis::SimulateOptions;
+using inflect::plan::Experiment;
+using inflect::plan::Fidelity;
+
+constexpr double kSameTolerance = 1e-9;  // relative: results that must agree up to rounding
+// Relative slack for "never slower": the engine keeps time in integer picoseconds, so a faster
+// link may round a transfer one tick differently; 1e-12 of a step is far below one op.
+constexpr double kMonotoneSlack = 1e-12;
+
+/// A small experiment written as the YAML a user would write, loaded through the real loader.
+struct Config {
+  std::string topology;  // topologies/<name>.yaml
+  int nodes = 2;
+  std::string model;     // the `model:` map, flow style
+  int seq_len = 2048;
+  int micro_batch = 1;
+  int micro_batches = 4;  // per data-parallel rank: global_batch = dp * micro_batch * this
+  int tp = 1, pp = 1, dp = 1;
+  bool sp = false;
+  int zero = 0;
+  std::string recompute = "none";
+
+  std::string label() const {
+    return fmt::format("{} x{} {} tp{} pp{} dp{}{} zero{} recompute={} mb{} m={}", topology, nodes, model, tp, pp, dp,
+                       sp ? " sp" : "", zero, recompute, micro_batch, micro_batches);
+  }
+};
+
+Experiment load(const Config& c) {
+  inflect::io::set_project_root(INFLECT_SOURCE_DIR);
+  const std::string yaml = fmt::format(
+      "name: prop\n"
+      "cluster: {{topology: topologies/{}.yaml, nodes: {}}}\n"
+      "model: {}\n"
+      "training: {{seq_len: {}, global_batch: {}, micro_batch: {}, precision: bf16}}\n"
+      "parallel: {{tp: {}, pp: {}, dp: {}, sequence_parallel: {}, zero: {}, recompute: {}, schedule: 1f1b}}\n",
+      c.topology, c.nodes, c.model, c.seq_len, c.dp * c.micro_batch * c.micro_batches, c.micro_batch, c.tp, c.pp, c.dp,
+      c.sp ? "true" : "false", c.zero, c.recompute);
+  return inflect::io::parse_experiment(inflect::io::load_yaml_string(yaml, "prop.yaml"), INFLECT_SOURCE_DIR);
+}
+
+RunReport sim(const Experiment& e, Fidelity f = Fidelity::symmetric, bool fuse = true) {
+  SimulateOptions o;
+  o.fidelity = f;
+  o.fuse_blocks = fuse;
+  return inflect::analysis::simulate(e, o);
+}
+
+double rel_diff(double a, double b) { return std::abs(a - b) / std::max(std::abs(a), std::abs(b)); }
+
+const char* kLlama4 = "{preset: llama3-8b, layers: 4}";
+const char* kLlama8 = "{preset: llama3-8b, layers: 8}";
+const char* kGpt4 = "{preset: gpt-1.7b, layers: 4}";
+const char* kGpt8 = "{preset: gpt-1.7b, layers: 8}";
+
+/// Small symmetric configurations (8..128 GPUs) covering the three node kinds, tp/pp/dp mixes,
+/// zero 0/1, sp on/off and every recompute mode.
+std::vector<Config> small_configs() {
+  std::vector<Config> v;
+  auto add = [&](std::string topo, int nodes, const char* model, int tp, int pp, int dp, bool sp, int zero, std::string rc) {
+    Config c;
+    c.topology = std::move(topo);
+    c.nodes = nodes;
+    c.model = model;
+    c.tp = tp;
+    c.pp = pp;
+    c.dp = dp;
+    c.sp = sp;
+    c.zero = zero;
+    c.recompute = std::move(rc);
+    v.push_back(c);
+  };
+  add("dgx-h100", 2, kLlama4, 8, 2, 1, true, 0, "none");
+  add("dgx-h100", 2, kLlama4, 4, 1, 4, false, 1, "selective");
+  add("dgx-h100", 4, kLlama8, 8, 2, 2, true, 1, "full");
+  add("dgx-a100", 4, kGpt8, 2, 4, 4, false, 0, "full");
+  add("dgx-a100", 8, kGpt4, 8, 2, 4, true, 1, "selective");
+  add("dgx-a100", 2, kGpt4, 1, 1, 16, false, 0, "none");
+  add("mi300x", 2, kLlama4, 8, 1, 2, true, 1, "full");
+  add("mi300x", 4, kGpt8, 2, 2, 8, false, 0, "none");
+  add("mi300x", 2, kGpt4, 2, 4, 2, true, 1, "selective");
+  add("dgx-h100", 16, kLlama8, 8, 2, 8, true, 1, "selective");
+  add("dgx-a100", 8, kGpt8, 4, 4, 4, false, 0, "none");
+  v.back().micro_batch = 2;
+  v.back().micro_batches = 8;
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("symmetric fidelity equals full fidelity on symmetric inputs") {
+  for (const Config& c : small_configs()) {
+    CAPTURE(c.label());
+    Experiment e = load(c);
+    RunReport sym = sim(e, Fidelity::symmetric);
+    RunReport full = sim(e, Fidelity::full);
+    REQUIRE(full.simulator.fidelity == "full");
+    CHECK(full.simulator.simulated_ranks == e.cluster.devices());
+    CHECK(sym.simulator.simulated_ranks < full.simulator.simulated_ranks);
+    CHECK(rel_diff(sym.step_time_s, full.step_time_s) <= kSameTolerance);
+    CHECK(rel_diff(sym.hardware_flops_per_step, full.hardware_flops_per_step) <= kSameTolerance);
+    CHECK(rel_diff(sym.breakdown.compute_s, full.breakdown.compute_s) <= kSameTolerance);
+    CHECK(sym.memory.peak_bytes == full.memory.peak_bytes);
+  }
+}
+
+TEST_CASE("more bandwidth or less latency never slows a step") {
+  std::vector<Config> configs = small_configs();
+  for (const Config& c : configs) {
+    CAPTURE(c.label());
+    const Experiment base = load(c);
+    const double t0 = sim(base).step_time_s;
+
+    Experiment nic = base;
+    nic.cluster.topology.scale_out.nic_bandwidth = nic.cluster.topology.scale_out.nic_bandwidth * 2.0;
+    const double t_nic = sim(nic).step_time_s;
+    CHECK_MESSAGE(t_nic <= t0 * (1 + kMonotoneSlack), "2x NIC bandwidth: ", t_nic, " s vs ", t0, " s");
+
+    Experiment intra = base;
+    intra.cluster.topology.intra.port_bandwidth = intra.cluster.topology.intra.port_bandwidth * 2.0;
+    for (auto& l : intra.cluster.topology.intra.links) l.bandwidth = l.bandwidth * 2.0;
+    const double t_intra = sim(intra).step_time_s;
+    CHECK_MESSAGE(t_intra <= t0 * (1 + kMonotoneSlack), "2x intra-node bandwidth: ", t_intra, " s vs ", t0, " s");
+
+    Experiment lat = base;
+    auto& topo = lat.cluster.topology;
+    topo.intra.hop_latency = topo.intra.hop_latency * 0.5;
+    topo.scale_out.nic_latency = topo.scale_out.nic_latency * 0.5;
+    topo.scale_out.switch_latency = topo.scale_out.switch_latency * 0.5;
+    topo.collective_overhead = topo.collective_overhead * 0.5;
+    const double t_lat = sim(lat).step_time_s;
+    CHECK_MESSAGE(t_lat <= t0 * (1 + kMonotoneSlack), "half latencies: ", t_lat, " s vs ", t0, " s");
+  }
+  // And on two bundled, communication-heavy 1,024-GPU examples.
+  for (const char* file : {"workloads/examples/llama-32l-1024.yaml", "workloads/examples/gpt3-175b-1024-a100.yaml"}) {
+    CAPTURE(file);
+    inflect::io::set_project_root(INFLECT_SOURCE_DIR);
+    const Experiment base = inflect::io::load_experiment((fs::path(INFLECT_SOURCE_DIR) / file).string());
+    const double t0 = sim(base).step_time_s;
+    Experiment nic = base;
+    nic.cluster.topology.scale_out.nic_bandwidth = nic.cluster.topology.scale_out.nic_bandwidth * 2.0;
+    CHECK(sim(nic).step_time_s <= t0 * (1 + kMonotoneSlack));
+    Experiment intra = base;
+    intra.cluster.topology.intra.port_bandwidth = intra.cluster.topology.intra.port_bandwidth * 2.0;
+    CHECK(sim(intra).step_time_s <= t0 * (1 + kMonotoneSlack));
+    Experiment lat = base;
+    lat.cluster.topology.intra.hop_latency = lat.cluster.topology.intra.hop_latency * 0.5;
+    lat.cluster.topology.scale_out.nic_latency = lat.cluster.topology.scale_out.nic_latency * 0.5;
+    lat.cluster.topology.scale_out.switch_latency = lat.cluster.topology.scale_out.switch_latency * 0.5;
+    lat.cluster.topology.collective_overhead = lat.cluster.topology.collective_overhead * 0.5;
+    CHECK(sim(lat).step_time_s <= t0 * (1 + kMonotoneSlack));
+  }
+}
+
+TEST_CASE("runs are deterministic: same inputs, byte-identical reports") {
+  const std::vector<Config> configs = small_configs();
+  for (std::size_t i = 0; i < configs.size(); i += 2) {
+    const Config& c = configs[i];
+    CAPTURE(c.label());
+    const Experiment e = load(c);
+    for (Fidelity f : {Fidelity::symmetric, Fidelity::full}) {
+      const std::string a = inflect::io::report_to_json(sim(e, f), false);
+      const std::string b = inflect::io::report_to_json(sim(e, f), false);
+      CHECK(a == b);
+    }
+  }
+  inflect::io::set_project_root(INFLECT_SOURCE_DIR);
+  const Experiment big =
+      inflect::io::load_experiment((fs::path(INFLECT_SOURCE_DIR) / "workloads/examples/gpt3-175b-a100.yaml").string());
+  CHECK(inflect::io::report_to_json(sim(big), false) == inflect::io::report_to_json(sim(big), false));
+}
+
+TEST_CASE("fused and unfused blocks give the same step time") {
+  for (const Config& c : small_configs()) {
+    CAPTURE(c.label());
+    const Experiment e = load(c);
+    RunReport fused = sim(e, Fidelity::symmetric, true);
+    RunReport unfused = sim(e, Fidelity::symmetric, false);
+    CHECK(unfused.simulator.ops > fused.simulator.ops);
+    CHECK(rel_diff(fused.step_time_s, unfused.step_time_s) <= kSameTolerance);
+    CHECK(rel_diff(fused.hardware_flops_per_step, unfused.hardware_flops_per_step) <= kSameTolerance);
+  }
+  // Full fidelity too, on one configuration with all three dimensions.
+  const Experiment e = load(small_configs()[2]);
+  CHECK(rel_diff(sim(e, Fidelity::full, true).step_time_s, sim(e, Fidelity::full, false).step_time_s) <= kSameTolerance);
+}
+
+TEST_CASE("an exported execution graph replays to the same step time") {
+  // The graph `inflect export` writes (fused blocks) and the per-kernel one, each in both
+  // fidelities, on four configurations. Three paths must agree with the direct run: the compiled
+  // graph itself through simulate_graph (no JSON: isolates the engine call), the JSON text parsed
+  // back in memory, and the JSON written to a file and named by `workload: {trace: ...}`.
+  struct Case {
+    std::size_t config;
+    Fidelity fidelity;
+    bool fuse;
+  };
+  std::vector<Case> cases;
+  for (std::size_t i : {0u, 3u, 6u, 8u})
+    for (Fidelity f : {Fidelity::symmetric, Fidelity::full})
+      for (bool fuse : {true, false}) cases.push_back({i, f, fuse});
+
+  const std::vector<Config> configs = small_configs();
+  const fs::path dir = fs::temp_directory_path() / fmt::format("inflect-replay-{}", static_cast<long>(::getpid()));
+  fs::create_directories(dir);
+  int k = 0;
+  for (const Case& cs : cases) {
+    const Config& c = configs[cs.config];
+    CAPTURE(c.label());
+    const std::string mode =
+        fmt::format("{} {}", cs.fidelity == Fidelity::full ? "full" : "symmetric", cs.fuse ? "fused" : "unfused");
+    CAPTURE(mode);
+    const Experiment e = load(c);
+    SimulateOptions o;
+    o.fidelity = cs.fidelity;
+    o.fuse_blocks = cs.fuse;
+    const RunReport direct = inflect::analysis::simulate(e, o);
+    const inflect::workload::ExecutionGraph graph = inflect::analysis::build_graph(e, o);
+
+    const RunReport no_json = inflect::analysis::simulate_graph(e, graph, nullptr, "trace", o);
+    CHECK(rel_diff(direct.step_time_s, no_json.step_time_s) <= kSameTolerance);
+
+    const std::string text = inflect::workload::graph_to_json(graph);
+    const auto parsed = inflect::workload::graph_from_json(text, "graph.json");
+    const RunReport in_memory = inflect::analysis::simulate_graph(e, parsed, nullptr, "trace", o);
+    CHECK(rel_diff(direct.step_time_s, in_memory.step_time_s) <= kSameTolerance);
+    CHECK(rel_diff(direct.hardware_flops_per_step, in_memory.hardware_flops_per_step) <= kSameTolerance);
+    // Parsing and exporting again gives the same bytes.
+    CHECK(inflect::workload::graph_to_json(parsed) == text);
+
+    const fs::path file = dir / fmt::format("graph{}.json", k++);
+    {
+      std::ofstream out(file, std::ios::binary);
+      out << text;
+    }
+    Experiment replay = e;
+    replay.workload.model.reset();
+    replay.workload.trace_file = file.string();
+    const RunReport from_file = inflect::analysis::simulate(replay, o);
+    CHECK(rel_diff(direct.step_time_s, from_file.step_time_s) <= kSameTolerance);
+    CHECK(rel_diff(direct.tokens_per_step, from_file.tokens_per_step) <= kSameTolerance);
+    CHECK(rel_diff(direct.model_flops_per_step, from_file.model_flops_per_step) <= kSameTolerance);
+    CHECK(from_file.memory.peak_bytes == direct.memory.peak_bytes);
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+namespace {
+
+/// Links made effectively ideal: bandwidth so large that a GB crosses in ~10 ps, no latency, no
+/// collective launch cost.
+void make_links_ideal(Experiment& e) {
+  auto& t = e.cluster.topology;
+  const inflect::core::Bandwidth huge(1e20);
+  t.scale_out.nic_bandwidth = huge;
+  t.intra.port_bandwidth = huge;
+  for (auto& l : t.intra.links) l.bandwidth = huge;
+  t.intra.hop_latency = inflect::core::Seconds(0);
+  t.scale_out.nic_latency = inflect::core::Seconds(0);
+  t.scale_out.switch_latency = inflect::core::Seconds(0);
+  t.collective_overhead = inflect::core::Seconds(0);
+}
+
+}  // namespace
+
+TEST_CASE("1F1B bubble on ideal links is (pp-1)/(m+pp-1) of the step") {
+  // A Llama-8B-shaped layer stack (8 layers, 2 per stage) with a 256-token vocabulary, so the
+  // embedding, output head and loss are negligible and every stage does the same work: per
+  // micro-batch a forward F and a backward B. tp2 pp4 dp1 on one 8-GPU node; links ideal, so no
+  // communication time is exposed. 1F1B with m micro-batches on p equal stages takes m+p-1 slots of
+  // F+B: the last micro-batch's forward reaches the last stage after (p-1)*F, and its backward
+  // reaches stage 0 after another (p-1)*B, on top of the m*(F+B) every stage is busy. So
+  //     step = (m+p-1)*(F+B),  bubble = step - m*(F+B) = (p-1)*(F+B) on every stage, and
+  //     bubble / step = (p-1) / (m+p-1) = 3 / 11 = 0.2727  for p=4, m=8.
+  // The optimizer step (memory-bound Adam over ~0.2B parameters per GPU, ~1 ms) adds the same
+  // compute to every stage and shrinks the ratio by well under 1% (micro_batch 4 makes F+B tens of
+  // ms), inside the 2% tolerance.
+  Config c;
+  c.topology = "dgx-h100";
+  c.nodes = 1;
+  c.model = "{preset: llama3-8b, layers: 8, vocab: 256}";
+  c.seq_len = 4096;
+  c.micro_batch = 4;
+  c.micro_batches = 8;
+  c.tp = 2;
+  c.pp = 4;
+  c.dp = 1;
+  CAPTURE(c.label());
+  Experiment e = load(c);
+  make_links_ideal(e);
+  const RunReport r = sim(e);
+  const auto& b = r.breakdown;
+  CAPTURE(b.critical_rank_note);
+  CAPTURE(b.compute_s);
+  CAPTURE(b.bubble_s);
+  CAPTURE(b.other_s);
+  CAPTURE(b.exposed_comm_s.total());
+  // On ideal links the critical rank only computes or waits for the pipeline.
+  CHECK(rel_diff(b.compute_s + b.bubble_s, r.step_time_s) <= 1e-6);
+  const double expected = 3.0 / 11.0;
+  CHECK(b.bubble_s / r.step_time_s == doctest::Approx(expected).epsilon(0.02));
+
+  // Without pipelining there is no bubble: pp=1 (tp8 on the same node, 8 micro-batches).
+  Config flat = c;
+  flat.tp = 8;
+  flat.pp = 1;
+  Experiment e1 = load(flat);
+  make_links_ideal(e1);
+  const RunReport r1 = sim(e1);
+  CAPTURE(r1.breakdown.other_s);
+  CHECK(r1.breakdown.bubble_s == 0.0);
+  CHECK(rel_diff(r1.breakdown.compute_s, r1.step_time_s) <= 1e-6);
+}
