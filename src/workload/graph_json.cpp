@@ -156,9 +156,22 @@ std::string graph_to_json(const ExecutionGraph& g) {
     const Kernel& k = g.kernels()[i];
     const core::KernelCost& c = k.cost;
     out += i ? ",\n" : "\n";
-    out += fmt::format("[{},\"{}\",\"{}\",{},{},{},{},{},{}]", str(k.name), class_name(c.cls),
+    out += fmt::format("[{},\"{}\",\"{}\",{},{},{},{},{},{}", str(k.name), class_name(c.cls),
                        core::to_string(c.precision), num(c.flops.value()), num(c.bytes.value()), c.m, c.n,
                        c.k, c.batch);
+    if (!k.parts.empty()) {
+      // A fused block: its parts, each [class, precision, flops, bytes, m, n, k, batch]; the engine
+      // times the block as the sum of its parts, so they must survive the round trip.
+      out += ",[";
+      for (std::size_t pi = 0; pi < k.parts.size(); ++pi) {
+        const core::KernelCost& pc = k.parts[pi];
+        out += fmt::format("{}[\"{}\",\"{}\",{},{},{},{},{},{}]", pi ? "," : "", class_name(pc.cls),
+                           core::to_string(pc.precision), num(pc.flops.value()), num(pc.bytes.value()), pc.m, pc.n,
+                           pc.k, pc.batch);
+      }
+      out += "]";
+    }
+    out += "]";
   }
   out += "],\n\"collectives\":[";
   for (std::size_t i = 0; i < g.collectives().size(); ++i) {
@@ -272,7 +285,9 @@ ExecutionGraph graph_from_json(const std::string& text, const std::string& file)
   constexpr std::int64_t kMaxDim = std::numeric_limits<std::int64_t>::max();
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     std::string path = fmt::format("kernels[{}]", i);
-    const json& kj = r.array(kernels[i], path, 9);
+    const json& kj = r.array(kernels[i], path);
+    if (kj.size() != 9 && kj.size() != 10)
+      r.fail(path, fmt::format("expected 9 fields (10 with the parts of a fused block), got {}", kj.size()));
     Kernel k;
     k.name = r.string(kj[0], path + ".name");
     k.cost.cls = static_cast<core::KernelClass>(r.choice(kj[1], path + ".class", kClassNames));
@@ -283,6 +298,23 @@ ExecutionGraph graph_from_json(const std::string& text, const std::string& file)
     k.cost.n = r.integer(kj[6], path + ".n", 0, kMaxDim);
     k.cost.k = r.integer(kj[7], path + ".k", 0, kMaxDim);
     k.cost.batch = r.integer(kj[8], path + ".batch", 1, kMaxDim);
+    if (kj.size() == 10) {
+      const json& parts = r.array(kj[9], path + ".parts");
+      for (std::size_t pi = 0; pi < parts.size(); ++pi) {
+        const std::string pp = fmt::format("{}.parts[{}]", path, pi);
+        const json& pj = r.array(parts[pi], pp, 8);
+        core::KernelCost pc;
+        pc.cls = static_cast<core::KernelClass>(r.choice(pj[0], pp + ".class", kClassNames));
+        pc.precision = *core::parse_precision(kPrecisionNames[r.choice(pj[1], pp + ".precision", kPrecisionNames)]);
+        pc.flops = core::Flops(r.non_negative(pj[2], pp + ".flops"));
+        pc.bytes = core::Bytes(r.non_negative(pj[3], pp + ".bytes"));
+        pc.m = r.integer(pj[4], pp + ".m", 0, kMaxDim);
+        pc.n = r.integer(pj[5], pp + ".n", 0, kMaxDim);
+        pc.k = r.integer(pj[6], pp + ".k", 0, kMaxDim);
+        pc.batch = r.integer(pj[7], pp + ".batch", 1, kMaxDim);
+        k.parts.push_back(pc);
+      }
+    }
     g.add_kernel(std::move(k));
   }
 
