@@ -354,7 +354,13 @@ void Engine::finish_op(OpId id) {
       try_start(nx);
     }
   }
-  if (stream_head_[key] < stream_begin_[key + 1]) try_start(stream_ops_[stream_head_[key]]);
+  if (stream_head_[key] < stream_begin_[key + 1]) {
+    const OpId next = stream_ops_[stream_head_[key]];
+    // If its deps were already done, the stream's order is what held it: this op released it
+    // (e.g. a gradient bucket queued behind the previous bucket on the dp stream).
+    if (st_[next].remaining == 0 && !stream_busy_[key]) st_[next].binding = id;
+    try_start(next);
+  }
 }
 
 // The compute stream of `slot` idled from `from` to `to`; `binding` is the dependency that
