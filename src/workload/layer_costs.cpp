@@ -291,7 +291,8 @@ core::Bytes activation_bytes_per_layer(const ModelSpec& m, const ShardShape& s, 
   //   no TP:          s*b*h*(34 + 5*a*s/h)
   //   TP (t), no SP:  s*b*h*(10 + 24/t + 5*a*s/(h*t))
   //   TP + SP:        s*b*h/t*(34 + 5*a*s/h)
-  //   selective recompute drops the 5as/h terms; full recompute keeps only the 2sbh layer input
+  //   selective recompute drops the 5as/h terms; so does no recompute here, since attention is a
+  //   fused flash kernel (below); full recompute keeps only the 2sbh layer input
   //   (/t with SP). With CP, s is the rank's share s/cp. The formula is GPT-shaped (4h GELU MLP,
   //   dropouts); we apply it to every model as the paper's accounting. fp32 doubles it.
   const double sl = d(s.seq_len) / s.cp;
@@ -300,7 +301,6 @@ core::Bytes activation_bytes_per_layer(const ModelSpec& m, const ShardShape& s, 
   const double a = m.heads;
   const double t = s.tp;
   const double sbh = sl * b * h;
-  const double attn = 5 * a * sl / h;
   const double scale =
       (s.precision == core::Precision::fp32 || s.precision == core::Precision::tf32) ? 2.0 : 1.0;
   double bytes = 0;
@@ -312,7 +312,10 @@ core::Bytes activation_bytes_per_layer(const ModelSpec& m, const ShardShape& s, 
       bytes = s.sequence_parallel ? sbh * 34 / t : sbh * (10 + 24 / t);
       break;
     case Recompute::none:
-      bytes = s.sequence_parallel ? sbh / t * (34 + attn) : sbh * (10 + 24 / t + attn / t);
+      // The attention core is a fused flash-style kernel (see transformer_layer), which never
+      // materializes the s x s scores, softmax or dropout mask (Dao et al. 2022): the 5as/h terms
+      // do not apply. It keeps instead the softmax log-sum-exp, 4 bytes per (token, head).
+      bytes = (s.sequence_parallel ? sbh * 34 / t : sbh * (10 + 24 / t)) + sl * b * a / t * 4;
       break;
   }
   return core::Bytes(bytes * scale);
