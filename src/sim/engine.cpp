@@ -94,7 +94,7 @@ class Engine {
     std::uint32_t remaining = 0;       // explicit deps not yet finished
     std::uint32_t binding = kNone;     // the dep that finished last (what released it)
     std::uint32_t instance = kNone;    // collective instance, for collective ops
-    std::uint32_t pad = 0;
+    std::uint32_t key = 0;             // its (slot, stream) index, cached: saves a dependent load
   };
   std::vector<OpState> st_;
   std::vector<std::uint32_t> succ_begin_, succ_;
@@ -148,6 +148,7 @@ void Engine::setup(const hw::ComputeModel& compute) {
   for (std::size_t i = 0; i < n; ++i) {
     auto d = g_.deps(static_cast<OpId>(i));
     st_[i].remaining = static_cast<std::uint32_t>(d.size());
+    st_[i].key = stream_key(ops[i]);
     for (OpId p : d) ++succ_begin_[p + 1];
   }
   for (std::size_t i = 0; i < n; ++i) succ_begin_[i + 1] += succ_begin_[i];
@@ -270,10 +271,10 @@ const std::vector<ReadyPhase>& Engine::phases_for(std::uint32_t payload) {
 void Engine::try_start(OpId id) {
   const Op& op = g_.ops()[id];
   if (st_[id].remaining != 0) return;
-  const std::uint32_t key = stream_key(op);
+  const std::uint32_t key = st_[id].key;
   if (stream_busy_[key] || stream_head_[key] >= stream_begin_[key + 1] || stream_ops_[stream_head_[key]] != id) return;
   stream_busy_[key] = 1;
-  const std::uint32_t slot = static_cast<std::uint32_t>(slot_of_[static_cast<std::size_t>(op.rank)]);
+  const std::uint32_t slot = key / nstreams_;
   if (op.type == OpType::compute) {
     if (static_cast<int>(op.stream) == compute_stream_) {
       attribute_gap(slot, idle_since_[slot], now_, st_[id].binding);
@@ -336,8 +337,8 @@ void Engine::complete_collective(std::uint32_t inst) {
 
 void Engine::finish_op(OpId id) {
   const Op& op = g_.ops()[id];
-  const std::uint32_t key = stream_key(op);
-  const std::uint32_t slot = static_cast<std::uint32_t>(slot_of_[static_cast<std::size_t>(op.rank)]);
+  const std::uint32_t key = st_[id].key;
+  const std::uint32_t slot = key / nstreams_;
   ++done_ops_;
   if (opt_.observer) opt_.observer->on_op(g_, OpSpan{id, st_[id].posted, start_[id], now_});
   if (static_cast<int>(op.stream) == compute_stream_ && op.type == OpType::compute) idle_since_[slot] = now_;
