@@ -117,6 +117,7 @@ void MaxMinSystem::solve(std::vector<VarId>& changed) {
         }
       }
     }
+    if (comp_vars_.empty()) continue;  // constraints a removed variable left empty
     if (comp_vars_.size() == 1) {
       // The common case (a collective on links nobody else uses): the rate is the tightest
       // constraint's capacity over the variable's weight on it, or its bound.
@@ -139,8 +140,8 @@ void MaxMinSystem::solve(std::vector<VarId>& changed) {
     }
     std::size_t unfixed = comp_vars_.size();
     for (VarId v : comp_vars_) vars_[v].fixed = false;
-    std::vector<double> old_rate;
-    old_rate.reserve(comp_vars_.size());
+    std::vector<double>& old_rate = old_rate_;
+    old_rate.clear();
     for (VarId v : comp_vars_) old_rate.push_back(vars_[v].rate);
     double level = 0;  // rate every unfixed variable has reached
     while (unfixed > 0) {

@@ -78,6 +78,7 @@ class MaxMinSystem {
   std::vector<VarId> comp_vars_;
   std::vector<ConsId> comp_cons_;
   std::vector<ConsId> stack_;
+  std::vector<double> old_rate_;
 };
 
 }  // namespace inflect::net
