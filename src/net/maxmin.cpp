@@ -74,7 +74,8 @@ void MaxMinSystem::remove_variable(VarId id) {
     vars_[moved].slot[moved_use] = s;
     c.vars.pop_back();
     c.use_index.pop_back();
-    mark_dirty(v.uses[i].cons);
+    // A constraint left without variables has nothing to re-solve.
+    if (!c.vars.empty()) mark_dirty(v.uses[i].cons);
   }
   v.live = false;
   v.rate = 0;
