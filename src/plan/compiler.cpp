@@ -403,7 +403,16 @@ CompiledPlan Compiler::run() {
     reps.assign(sim.size(), static_cast<std::uint32_t>(p_.tp * p_.cp * dp_));
   }
   g_.set_ranks(mesh_->ranks(), sim, reps);
-  for (RankId r : sim) emit_rank(r);
+  for (std::size_t i = 0; i < sim.size(); ++i) {
+    emit_rank(sim[i]);
+    if (i == 0 && sim.size() > 1) {
+      // Ranks of different stages differ only a little in size: size the arrays from the first,
+      // with headroom, instead of regrowing them (tens of millions of ops in full fidelity).
+      const double n = static_cast<double>(sim.size()) * 1.1;
+      g_.reserve(static_cast<std::size_t>(static_cast<double>(g_.ops().size()) * n),
+                 static_cast<std::size_t>(static_cast<double>(g_.dep_storage().size()) * n));
+    }
+  }
 
   CompiledPlan out;
   out.dp = dp_;

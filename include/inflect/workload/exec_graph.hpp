@@ -100,6 +100,12 @@ class ExecutionGraph {
   OpId add_op(RankId rank, std::uint8_t stream, OpType type, std::uint32_t payload, Phase phase,
               std::int16_t layer, std::uint16_t micro_batch, std::span<const OpId> deps);
 
+  /// Pre-allocates room for `ops` ops and `deps` dependencies (a compiler that knows the size
+  /// avoids regrowing arrays of tens of millions of entries).
+  void reserve(std::size_t ops, std::size_t deps) {
+    ops_.reserve(ops);
+    deps_.reserve(deps);
+  }
   const std::vector<Op>& ops() const { return ops_; }
   std::span<const OpId> deps(OpId id) const;
   const std::vector<OpId>& dep_storage() const { return deps_; }
