@@ -21,8 +21,8 @@ std::string format_error(const Error& e) {
   return out;
 }
 
-void check_invariant(bool cond, const char* what) {
-  if (!cond) throw Error(ErrorKind::internal, fmt::format("internal error: invariant violated: {}", what));
+void fail_invariant(const char* what) {
+  throw Error(ErrorKind::internal, fmt::format("internal error: invariant violated: {}", what));
 }
 
 }  // namespace inflect::core

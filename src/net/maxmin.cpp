@@ -41,14 +41,20 @@ MaxMinSystem::VarId MaxMinSystem::add_variable(std::span<const std::pair<ConsId,
     core::check_invariant(c < cons_.size() && w > 0, "variable usage must name a constraint with positive weight");
     v.uses.push_back({c, w});
   }
-  // Merge duplicate constraints (sort, then sum neighbours): O(u log u) for wide transfers.
-  std::sort(v.uses.begin(), v.uses.end(), [](const Use& a, const Use& b) { return a.cons < b.cons; });
-  std::size_t out = 0;
-  for (std::size_t i = 0; i < v.uses.size(); ++i) {
-    if (out > 0 && v.uses[out - 1].cons == v.uses[i].cons) v.uses[out - 1].weight += v.uses[i].weight;
-    else v.uses[out++] = v.uses[i];
+  // Merge duplicate constraints (sort, then sum neighbours): O(u log u) for wide transfers. The
+  // engine passes strictly increasing constraint ids already, which one linear check confirms.
+  auto by_cons = [](const Use& a, const Use& b) { return a.cons < b.cons; };
+  bool strictly_sorted = true;
+  for (std::size_t i = 1; i < v.uses.size() && strictly_sorted; ++i) strictly_sorted = v.uses[i - 1].cons < v.uses[i].cons;
+  if (!strictly_sorted) {
+    std::sort(v.uses.begin(), v.uses.end(), by_cons);
+    std::size_t out = 0;
+    for (std::size_t i = 0; i < v.uses.size(); ++i) {
+      if (out > 0 && v.uses[out - 1].cons == v.uses[i].cons) v.uses[out - 1].weight += v.uses[i].weight;
+      else v.uses[out++] = v.uses[i];
+    }
+    v.uses.resize(out);
   }
-  v.uses.resize(out);
   for (std::uint32_t i = 0; i < v.uses.size(); ++i) {
     Cons& c = cons_[v.uses[i].cons];
     v.slot.push_back(static_cast<std::uint32_t>(c.vars.size()));

@@ -35,7 +35,12 @@ class Error : public std::runtime_error {
 /// Formats "file:line:col: key: message" leaving out the parts that are unknown.
 std::string format_error(const Error& e);
 
+/// Throws an internal error naming `what` (the cold half of check_invariant).
+[[noreturn]] void fail_invariant(const char* what);
 /// Throws an internal error when `cond` is false: asserts are for bugs only, never for user input.
-void check_invariant(bool cond, const char* what);
+/// Inline so that checks on hot paths cost a compare, not a call.
+inline void check_invariant(bool cond, const char* what) {
+  if (!cond) [[unlikely]] fail_invariant(what);
+}
 
 }  // namespace inflect::core
