@@ -41,6 +41,13 @@ MemoryReport memory_report(const plan::MemoryEstimate& m) {
   return r;
 }
 
+plan::CompileOptions compile_options(const SimulateOptions& o) {
+  plan::CompileOptions co;
+  co.fidelity = o.fidelity;
+  co.fuse_blocks = o.fuse_blocks;
+  return co;
+}
+
 }  // namespace
 
 RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGraph& graph, const plan::MemoryEstimate* memory,
@@ -88,7 +95,6 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   if (memory) {
     r.memory = memory_report(*memory);
   } else {
-    r.memory.known = false;
     r.memory.capacity_bytes = e.cluster.device.hbm_capacity.value();
     r.memory.peak_bytes = meta("memory_peak_bytes");
     r.memory.known = r.memory.peak_bytes > 0;
@@ -122,10 +128,7 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
 
 workload::ExecutionGraph build_graph(const plan::Experiment& e, const SimulateOptions& options) {
   if (!e.workload.model) return load_trace(e.workload.trace_file);
-  plan::CompileOptions co;
-  co.fidelity = options.fidelity;
-  co.fuse_blocks = options.fuse_blocks;
-  return plan::compile(e, co).graph;
+  return plan::compile(e, compile_options(options)).graph;
 }
 
 RunReport simulate(const plan::Experiment& e, const SimulateOptions& options) {
@@ -135,10 +138,7 @@ RunReport simulate(const plan::Experiment& e, const SimulateOptions& options) {
     workload::ExecutionGraph g = load_trace(e.workload.trace_file);
     r = simulate_graph(e, g, nullptr, "trace", options);
   } else {
-    plan::CompileOptions co;
-    co.fidelity = options.fidelity;
-    co.fuse_blocks = options.fuse_blocks;
-    plan::CompiledPlan cp = plan::compile(e, co);
+    plan::CompiledPlan cp = plan::compile(e, compile_options(options));
     const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     r = simulate_graph(e, cp.graph, &cp.memory, cp.summary, options);
     r.simulator.compile_s = compile_s;

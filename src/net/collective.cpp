@@ -221,7 +221,8 @@ LoweredCollective lower_collective(CollectiveOp op, std::span<const DeviceId> me
     }
     // Direct exchange pays off on point-to-point meshes inside one node; across nodes it would
     // lower to p^2 routes for no gain over ring/tree, so it is not a candidate there.
-    const bool single_node = layout_of(members, topo).nodes == 1;
+    const Layout l = layout_of(members, topo);
+    const bool single_node = l.nodes == 1;
     if (single_node && want("direct")) {
       LoweredCollective c;
       c.algorithm = "direct";
@@ -243,7 +244,6 @@ LoweredCollective lower_collective(CollectiveOp op, std::span<const DeviceId> me
       c.phases = tree_all_reduce(topo, members, n);
       candidates.push_back(std::move(c));
     }
-    Layout l = layout_of(members, topo);
     if (l.nodes > 1 && l.per_node > 1 && l.uniform && want("hierarchical")) {
       LoweredCollective c;
       c.algorithm = "hierarchical";

@@ -2,9 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <map>
 #include <memory>
-#include <tuple>
 #include <unordered_map>
 
 #include "inflect/core/error.hpp"
@@ -55,7 +53,6 @@ class Compiler {
   std::vector<RankId> members(GroupType type, RankId r) const;
   RankId base(GroupType type, RankId r) const { return members(type, r).front(); }
   std::uint32_t collective(CollectiveKind k, ParallelDim d, GroupId grp, double bytes, const char* name);
-  std::uint32_t collective_uncached(CollectiveKind k, ParallelDim d, GroupId grp, double bytes, const char* name);
   void emit_rank(RankId r);
   void emit_forward(RankId r, int mb, Phase ph, std::vector<OpId>& frontier);
   void emit_layer_forward(RankId r, int layer, int mb, Phase ph, std::vector<OpId>& frontier);
@@ -71,7 +68,8 @@ class Compiler {
   workload::ExecutionGraph g_;
   int dp_ = 1;
   int mbs_ = 1;
-  int layers_per_stage_ = 1;
+  std::vector<int> stage_layers_;  // layers of each stage (plan::layers_per_stage)
+  std::vector<int> first_layer_;   // global index of each stage's first layer
   std::unique_ptr<Mesh> mesh_;
   workload::LayerKernels lk_;
   Block attn_fwd_, mlp_fwd_, attn_bwd_, mlp_bwd_, embed_fwd_, embed_bwd_, head_fwd_, head_bwd_, core_recompute_;
@@ -94,9 +92,9 @@ class Compiler {
       return h ^ static_cast<std::size_t>(k.kind * 31 + k.dim);
     }
   };
-  // Names are string literals, so their addresses identify them: a cheap memo in front of colls_.
-  std::unordered_map<CollKey, std::uint32_t, CollKeyHash> coll_memo_;
-  std::map<std::tuple<int, int, GroupId, double, std::string>, std::uint32_t> colls_;
+  // Collective entries, deduplicated. Names are string literals, so their addresses identify them
+  // (no string hashing on a path taken once per collective op).
+  std::unordered_map<CollKey, std::uint32_t, CollKeyHash> colls_;
   std::uint8_t s_compute_ = 0, s_tp_ = 0, s_cp_ = 0, s_recv_f_ = 0, s_send_f_ = 0, s_recv_b_ = 0, s_send_b_ = 0, s_dp_ = 0;
   double pp_msg_bytes_ = 0;
   double grad_bytes_ = 4;
@@ -187,18 +185,9 @@ GroupId Compiler::group_uncached(GroupType type, RankId r) {
 }
 
 std::uint32_t Compiler::collective(CollectiveKind k, ParallelDim d, GroupId grp, double bytes, const char* name) {
-  const CollKey memo{name, grp, bytes, static_cast<int>(k), static_cast<int>(d)};
-  if (auto m = coll_memo_.find(memo); m != coll_memo_.end()) return m->second;
-  const std::uint32_t id = collective_uncached(k, d, grp, bytes, name);
-  coll_memo_[memo] = id;
-  return id;
-}
-
-std::uint32_t Compiler::collective_uncached(CollectiveKind k, ParallelDim d, GroupId grp, double bytes, const char* name) {
-  auto key = std::make_tuple(static_cast<int>(k), static_cast<int>(d), grp, bytes, std::string(name));
-  auto it = colls_.find(key);
-  if (it != colls_.end()) return it->second;
-  std::uint32_t id = g_.add_collective(workload::Collective{k, d, grp, core::Bytes(bytes), name});
+  const CollKey key{name, grp, bytes, static_cast<int>(k), static_cast<int>(d)};
+  if (auto it = colls_.find(key); it != colls_.end()) return it->second;
+  const std::uint32_t id = g_.add_collective(workload::Collective{k, d, grp, core::Bytes(bytes), name});
   colls_[key] = id;
   return id;
 }
@@ -248,7 +237,8 @@ void Compiler::emit_forward(RankId r, int mb, Phase ph, std::vector<OpId>& front
          ph, -1, mb, frontier);
   }
   if (s == 0) compute(r, embed_fwd_, ph, -1, mb, frontier);
-  for (int l = 0; l < layers_per_stage_; ++l) emit_layer_forward(r, s * layers_per_stage_ + l, mb, ph, frontier);
+  const auto si = static_cast<std::size_t>(s);
+  for (int l = 0; l < stage_layers_[si]; ++l) emit_layer_forward(r, first_layer_[si] + l, mb, ph, frontier);
   if (s == p_.pp - 1) compute(r, head_fwd_, ph, -1, mb, frontier);
   if (s < p_.pp - 1) {
     std::vector<OpId> f = frontier;
@@ -290,8 +280,9 @@ void Compiler::emit_backward(RankId r, int mb, bool last_mb, std::vector<OpId>& 
     compute(r, head_bwd_, Phase::backward, -1, mb, frontier);
     pending += embed_grad;
   }
-  for (int l = layers_per_stage_ - 1; l >= 0; --l) {
-    const int layer = s * layers_per_stage_ + l;
+  const auto si = static_cast<std::size_t>(s);
+  for (int l = stage_layers_[si] - 1; l >= 0; --l) {
+    const int layer = first_layer_[si] + l;
     if (p_.recompute == Recompute::full) emit_layer_forward(r, layer, mb, Phase::recompute, frontier);
     for (int blk = 1; blk >= 0; --blk) {
       if (tp && p_.sequence_parallel)
@@ -350,7 +341,8 @@ CompiledPlan Compiler::run() {
   check_plan(e_);
   dp_ = derive_dp(e_);
   mbs_ = static_cast<int>(e_.training.global_batch / (static_cast<std::int64_t>(dp_) * e_.training.micro_batch));
-  layers_per_stage_ = m_.layers / p_.pp;
+  stage_layers_ = layers_per_stage(m_, p_.pp);
+  for (int n = 0, s = 0; s < p_.pp; n += stage_layers_[static_cast<std::size_t>(s)], ++s) first_layer_.push_back(n);
   mesh_ = std::make_unique<Mesh>(p_, dp_);
   dp_group_size_ = dp_ * p_.cp;
   grad_bytes_ = grad_bytes_per_param(e_.training.precision);
