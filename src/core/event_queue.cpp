@@ -1,15 +1,20 @@
 #include "inflect/core/event_queue.hpp"
 
-#include <utility>
+#include "inflect/core/error.hpp"
 
 namespace inflect::core {
 
+namespace {
+constexpr std::size_t kArity = 4;
+}
+
 void EventQueue::push(Time t, std::uint32_t kind, std::uint32_t id, std::uint32_t stamp) {
-  heap_.push_back(Event{t, next_seq_++, kind, id, stamp});
+  check_invariant(kind < (1u << Event::kKindBits), "event kind out of range");
+  const Event e{t, (next_seq_++ << Event::kKindBits) | kind, id, stamp};
+  heap_.push_back(e);
   std::size_t i = heap_.size() - 1;
-  const Event e = heap_[i];
   while (i > 0) {
-    std::size_t parent = (i - 1) / 2;
+    const std::size_t parent = (i - 1) / kArity;
     if (!before(e, heap_[parent])) break;
     heap_[i] = heap_[parent];
     i = parent;
@@ -18,17 +23,19 @@ void EventQueue::push(Time t, std::uint32_t kind, std::uint32_t id, std::uint32_
 }
 
 Event EventQueue::pop() {
-  Event out = heap_.front();
+  const Event out = heap_.front();
   const Event last = heap_.back();
   heap_.pop_back();
   const std::size_t n = heap_.size();
   if (n == 0) return out;
   std::size_t i = 0;
   while (true) {
-    std::size_t l = 2 * i + 1;
-    if (l >= n) break;
-    std::size_t r = l + 1;
-    std::size_t m = (r < n && before(heap_[r], heap_[l])) ? r : l;
+    const std::size_t first = kArity * i + 1;
+    if (first >= n) break;
+    std::size_t m = first;
+    const std::size_t end = first + kArity < n ? first + kArity : n;
+    for (std::size_t c = first + 1; c < end; ++c)
+      if (before(heap_[c], heap_[m])) m = c;
     if (!before(heap_[m], last)) break;
     heap_[i] = heap_[m];
     i = m;

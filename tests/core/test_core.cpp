@@ -74,6 +74,27 @@ TEST_CASE("event queue survives many interleaved pushes and pops in order") {
   }
 }
 
+TEST_CASE("event queue keeps each event's kind and stamp, and push order across kinds") {
+  // The kind rides in the sequence number's low bits: a later push of a smaller kind at the same
+  // time must still pop after an earlier push of a larger kind.
+  EventQueue q;
+  q.push(Time::ps(7), 3, 10, 99);
+  q.push(Time::ps(7), 0, 11);
+  q.push(Time::ps(7), 15, 12, 5);
+  Event a = q.pop(), b = q.pop(), c = q.pop();
+  CHECK(a.id == 10);
+  CHECK(a.kind() == 3);
+  CHECK(a.stamp == 99);
+  CHECK(b.id == 11);
+  CHECK(b.kind() == 0);
+  CHECK(c.id == 12);
+  CHECK(c.kind() == 15);
+  CHECK(c.stamp == 5);
+  CHECK(a.seq() < b.seq());
+  CHECK(b.seq() < c.seq());
+  CHECK_THROWS(q.push(Time::ps(1), 16, 0));
+}
+
 TEST_CASE("did-you-mean suggestions") {
   std::vector<std::string> keys = {"schedule", "sequence_parallel", "recompute", "zero"};
   CHECK(closest_match("schedul", keys) == "schedule");
