@@ -14,6 +14,7 @@
 #include "inflect/io/model_loader.hpp"
 #include "inflect/io/options.hpp"
 #include "inflect/io/topology_loader.hpp"
+#include "inflect/plan/schedule.hpp"
 
 namespace inflect::io {
 
@@ -274,7 +275,13 @@ void read_parallel(const Seen& seen, plan::Experiment& e) {
   if (auto n = seen.get("parallel.dp")) p.dp = static_cast<int>(read_int(*n, option("parallel.dp")));
   p.sequence_parallel = seen.value("parallel.sequence_parallel").as_bool();
   std::string sched = seen.value("parallel.schedule").as_choice(option("parallel.schedule").allowed);
-  p.schedule = sched == "gpipe" ? plan::Schedule::gpipe : plan::Schedule::one_f_one_b;
+  p.schedule = sched == "gpipe"         ? plan::Schedule::gpipe
+               : sched == "interleaved" ? plan::Schedule::interleaved
+               : sched == "zero-bubble" ? plan::Schedule::zero_bubble
+               : sched == "dualpipe"    ? plan::Schedule::dualpipe
+               : sched == "dualpipev"   ? plan::Schedule::dualpipev
+                                        : plan::Schedule::one_f_one_b;
+  p.virtual_stages = degree("parallel.virtual_stages");
 
   Node zero = seen.value("parallel.zero");
   p.zero = static_cast<int>(read_int(zero, option("parallel.zero")));
@@ -388,6 +395,20 @@ void check_plan(const Seen& seen, plan::Experiment& e) {
           .fail(fmt::format("global_batch={} is not divisible by dp*micro_batch = {}*{} = {}: every data-parallel "
                             "rank runs a whole number of micro-batches; nearest allowed: {}",
                             t.global_batch, p.dp, t.micro_batch, per_step, near));
+    }
+  }
+
+  if (const auto& m = e.workload.model; m && t.global_batch > 0 && t.global_batch % (std::int64_t{p.dp} * t.micro_batch) == 0) {
+    plan::ScheduleShape shape;
+    shape.stages = p.pp;
+    shape.micro_batches = static_cast<int>(t.global_batch / (std::int64_t{p.dp} * t.micro_batch));
+    shape.virtual_stages = p.virtual_stages;
+    shape.layers = m->layers;
+    if (auto why = plan::schedule_problem(p.schedule, shape); !why.empty()) {
+      const char* key = why.find("virtual_stages") != std::string::npos && seen.has("parallel.virtual_stages") ? "parallel.virtual_stages"
+                                                                                                           : "parallel.schedule";
+      seen.at(key).fail(fmt::format("schedule {}: {} (micro-batches per step: {} = global_batch / (dp * micro_batch))",
+                          plan::schedule_name(p.schedule), why, shape.micro_batches));
     }
   }
 

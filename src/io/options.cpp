@@ -104,7 +104,15 @@ std::vector<OptionSpec> build() {
   t.push_back(opt("parallel.sequence_parallel", T::boolean, "", D::value, "false",
                   "Megatron sequence parallelism: shard norms and dropout over the TP group "
                   "(reduce-scatter + all-gather instead of all-reduce)."));
-  t.push_back(choice("parallel.schedule", {"1f1b", "gpipe"}, "1f1b", "Pipeline schedule."));
+  t.push_back(choice("parallel.schedule", {"1f1b", "interleaved", "zero-bubble", "dualpipe", "dualpipev", "gpipe"}, "1f1b",
+                     "Pipeline schedule: 1f1b (Megatron), interleaved (virtual pipeline; needs "
+                     "virtual_stages >= 2 and micro-batches divisible by pp), zero-bubble (ZB-H1: "
+                     "backward split into input and weight gradients), dualpipe (DeepSeek-V3: two "
+                     "directions, parameters held twice; pp and micro-batches even, micro-batches "
+                     ">= 2*pp), dualpipev (DualPipe cut in half: a V over 2*pp chunks), gpipe."));
+  t.push_back(integer("parallel.virtual_stages", "chunks", D::value, "1", 1, 64,
+                      "Model chunks per pipeline rank for the interleaved schedule (Megatron's "
+                      "virtual pipeline size); layers must divide into pp * virtual_stages chunks."));
   t.push_back(integer("parallel.zero", "", D::value, "0", 0, 3,
                       "ZeRO stage: 0 = all-reduce of gradients, 1 = distributed optimizer "
                       "(reduce-scatter of gradients, all-gather of parameters). 2 and 3 are not "

@@ -23,7 +23,6 @@ using workload::ParallelDim;
 using workload::Phase;
 using workload::RankId;
 
-const char* schedule_name(Schedule s) { return s == Schedule::gpipe ? "gpipe" : "1f1b"; }
 const char* recompute_name(Recompute r) {
   switch (r) {
     case Recompute::none: return "none";
@@ -38,8 +37,22 @@ struct Block {
   std::vector<std::uint32_t> kernels;
 };
 
-/// Kinds of process group, for the group cache key.
-enum GroupType : std::uint64_t { kTp = 1, kCp, kDp, kPpFwd, kPpBwd };
+/// An op decided on but not yet added to the graph. A step's ops are collected first so that two
+/// steps can be woven together op by op (DualPipe's overlapped forward-and-backward pairs).
+struct PendingOp {
+  OpType type = OpType::compute;
+  std::uint8_t stream = 0;
+  std::uint32_t payload = 0;
+  Phase phase = Phase::forward;
+  std::int16_t layer = -1;
+  std::uint16_t micro_batch = 0;
+  bool side = false;  // depends on the step's chain but does not extend it (sends, DP buckets)
+};
+using StepOps = std::vector<PendingOp>;
+
+/// Kinds of process group, for the group cache key. PP groups are one per chunk boundary and
+/// direction of data (a pair: sender, receiver), so that each pairs its calls in micro-batch order.
+enum GroupType : std::uint64_t { kTp = 1, kCp, kDp, kPpAct, kPpGrad };
 
 class Compiler {
  public:
@@ -48,18 +61,25 @@ class Compiler {
 
  private:
   Block add_block(const std::string& name, const std::vector<workload::KernelSpec>& ks);
-  GroupId group(GroupType type, RankId r);
-  GroupId group_uncached(GroupType type, RankId r);
-  std::vector<RankId> members(GroupType type, RankId r) const;
-  RankId base(GroupType type, RankId r) const { return members(type, r).front(); }
+  GroupId group(GroupType type, RankId r, int chunk = 0);
+  GroupId group_uncached(GroupType type, RankId r, int chunk);
+  std::vector<RankId> members(GroupType type, RankId r, int chunk) const;
   std::uint32_t collective(CollectiveKind k, ParallelDim d, GroupId grp, double bytes, const char* name);
+  RankId at_stage(RankId r, int stage) const;
+  bool flows_up(int chunk) const;  // does the boundary chunk -> next(chunk) carry data to rank - 1?
+
   void emit_rank(RankId r);
-  void emit_forward(RankId r, int mb, Phase ph, std::vector<OpId>& frontier);
-  void emit_layer_forward(RankId r, int layer, int mb, Phase ph, std::vector<OpId>& frontier);
-  void emit_backward(RankId r, int mb, bool last_mb, std::vector<OpId>& frontier);
-  void compute(RankId r, const Block& b, Phase ph, int layer, int mb, std::vector<OpId>& frontier);
-  OpId comm(RankId r, std::uint8_t stream, std::uint32_t coll, Phase ph, int layer, int mb, std::vector<OpId>& frontier);
-  void flush_bucket(RankId r, double& pending, std::vector<OpId>& frontier, std::vector<OpId>& dp_ops);
+  void forward_ops(RankId r, int mb, int chunk, StepOps& out);
+  void layer_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& out);
+  void backward_ops(RankId r, int mb, int chunk, bool with_weights, bool last, StepOps& out);
+  void weight_ops(RankId r, int mb, int chunk, bool last, StepOps& out);
+  void add_grads(RankId r, int chunk, double bytes, bool last, StepOps& out);
+  void flush_bucket(RankId r, int chunk, StepOps& out);
+  void compute(const Block& b, Phase ph, int layer, int mb, StepOps& out);
+  void comm(std::uint8_t stream, std::uint32_t coll, Phase ph, int layer, int mb, StepOps& out, bool side = false);
+  OpId issue(RankId r, const PendingOp& op, const std::vector<OpId>& deps);
+  void issue_step(RankId r, const StepOps& ops, std::vector<OpId>& frontier);
+  void issue_pair(RankId r, const StepOps& a, const StepOps& b, std::vector<OpId>& frontier);
 
   const Experiment& e_;
   const CompileOptions& o_;
@@ -68,11 +88,12 @@ class Compiler {
   workload::ExecutionGraph g_;
   int dp_ = 1;
   int mbs_ = 1;
-  std::vector<int> stage_layers_;  // layers of each stage (plan::layers_per_stage)
-  std::vector<int> first_layer_;   // global index of each stage's first layer
+  ScheduleShape shape_;
+  PipelineLayout layout_;
   std::unique_ptr<Mesh> mesh_;
   workload::LayerKernels lk_;
   Block attn_fwd_, mlp_fwd_, attn_bwd_, mlp_bwd_, embed_fwd_, embed_bwd_, head_fwd_, head_bwd_, core_recompute_;
+  Block attn_dgrad_, mlp_dgrad_, attn_wgrad_, mlp_wgrad_;  // backward split for zero-bubble W steps
   std::vector<Block> optimizer_;     // per stage
   std::vector<double> stage_params_; // parameters one rank of each stage holds
   std::unordered_map<std::uint64_t, GroupId> groups_;
@@ -95,10 +116,20 @@ class Compiler {
   // Collective entries, deduplicated. Names are string literals, so their addresses identify them
   // (no string hashing on a path taken once per collective op).
   std::unordered_map<CollKey, std::uint32_t, CollKeyHash> colls_;
-  std::uint8_t s_compute_ = 0, s_tp_ = 0, s_cp_ = 0, s_recv_f_ = 0, s_send_f_ = 0, s_recv_b_ = 0, s_send_b_ = 0, s_dp_ = 0;
+  std::uint8_t s_compute_ = 0, s_tp_ = 0, s_cp_ = 0, s_dp_ = 0;
+  // PP streams by what they carry and which way: activations and gradients, towards rank + 1
+  // ("down") and rank - 1 ("up"); one stream per peer and kind, so a send to one peer never
+  // waits behind a send to another.
+  std::uint8_t s_recv_act_down_ = 0, s_send_act_down_ = 0, s_recv_grad_up_ = 0, s_send_grad_up_ = 0;
+  std::uint8_t s_recv_act_up_ = 0, s_send_act_up_ = 0, s_recv_grad_down_ = 0, s_send_grad_down_ = 0;
   double pp_msg_bytes_ = 0;
   double grad_bytes_ = 4;
   int dp_group_size_ = 1;
+  // Per rank while emitting: gradient bytes waiting for a bucket, by chunk; the last DP op.
+  std::vector<double> pending_;
+  OpId last_dp_ = 0;
+  bool has_dp_ = false;
+  std::vector<PendingOp> merged_;
 };
 
 Block Compiler::add_block(const std::string& name, const std::vector<workload::KernelSpec>& ks) {
@@ -121,61 +152,65 @@ Block Compiler::add_block(const std::string& name, const std::vector<workload::K
   return b;
 }
 
-std::vector<RankId> Compiler::members(GroupType type, RankId r) const {
+RankId Compiler::at_stage(RankId r, int stage) const {
   Coords c = mesh_->coords(r);
+  c.pp = stage;
+  return mesh_->rank(c);
+}
+
+bool Compiler::flows_up(int chunk) const {
+  // The second arm of DualPipeV and DualPipe's second direction run from rank p-1 back to 0.
+  return (p_.schedule == Schedule::dualpipe || p_.schedule == Schedule::dualpipev) && chunk >= p_.pp;
+}
+
+// For PP groups r is the sender: the rank holding `chunk` (activations) or the chunk after it
+// (gradients); the receiver holds the other side of the boundary.
+std::vector<RankId> Compiler::members(GroupType type, RankId r, int chunk) const {
   switch (type) {
     case kTp: return mesh_->group(r, Dim::tp);
     case kCp: return mesh_->group(r, Dim::cp);
     case kDp: return mesh_->group2(r, Dim::dp, Dim::cp);
-    case kPpFwd: {  // r (stage s) sends to stage s+1
-      Coords n = c;
-      n.pp = c.pp + 1;
-      return {r, mesh_->rank(n)};
-    }
-    case kPpBwd: {  // r (stage s) sends to stage s-1
-      Coords n = c;
-      n.pp = c.pp - 1;
-      return {r, mesh_->rank(n)};
-    }
+    case kPpAct: return {r, at_stage(r, layout_.owner[static_cast<std::size_t>(layout_.next(chunk))])};
+    case kPpGrad: return {r, at_stage(r, layout_.owner[static_cast<std::size_t>(chunk)])};
   }
   return {r};
 }
 
-// The group of `type` containing rank r (for PP: the pair r sends on). In symmetric fidelity a
-// group also lists its mirrors: the same group of every rank the simulated rank stands for.
-GroupId Compiler::group(GroupType type, RankId r) {
-  // Per-(type, rank) memo first: finding the group's base rank allocates, and the compiler asks
-  // for a rank's groups once per collective op (millions of times in full fidelity).
-  const std::uint64_t rank_key = (static_cast<std::uint64_t>(type) << 40) | static_cast<std::uint64_t>(r);
+// The group of `type` containing rank r (for PP: the pair r sends on across the boundary after
+// `chunk`). In symmetric fidelity a group also lists its mirrors: the same group of every rank
+// the simulated rank stands for.
+GroupId Compiler::group(GroupType type, RankId r, int chunk) {
+  // Per-(type, chunk, rank) memo first: finding the group's base rank allocates, and the compiler
+  // asks for a rank's groups once per collective op (millions of times in full fidelity).
+  const std::uint64_t rank_key =
+      (static_cast<std::uint64_t>(type) << 48) | (static_cast<std::uint64_t>(chunk) << 32) | static_cast<std::uint64_t>(r);
   if (auto m = by_rank_.find(rank_key); m != by_rank_.end()) return m->second;
-  const GroupId id = group_uncached(type, r);
+  const GroupId id = group_uncached(type, r, chunk);
   by_rank_[rank_key] = id;
   return id;
 }
 
-GroupId Compiler::group_uncached(GroupType type, RankId r) {
-  const RankId b = (type == kPpFwd || type == kPpBwd) ? r : base(type, r);
-  const std::uint64_t key = (static_cast<std::uint64_t>(type) << 40) | static_cast<std::uint64_t>(b);
+GroupId Compiler::group_uncached(GroupType type, RankId r, int chunk) {
+  const bool pp = type == kPpAct || type == kPpGrad;
+  const RankId b = pp ? r : members(type, r, chunk).front();
+  const std::uint64_t key =
+      (static_cast<std::uint64_t>(type) << 48) | (static_cast<std::uint64_t>(chunk) << 32) | static_cast<std::uint64_t>(b);
   auto it = groups_.find(key);
   if (it != groups_.end()) return it->second;
   workload::Group grp;
-  grp.members = members(type, r);
+  grp.members = members(type, r, chunk);
   if (o_.fidelity == Fidelity::symmetric) {
     // Class of r: every rank of the same stage. Enumerate the distinct groups of that class.
     const Coords c = mesh_->coords(r);
-    std::vector<RankId> seen_bases;
     for (int tp = 0; tp < p_.tp; ++tp)
       for (int cp = 0; cp < p_.cp; ++cp)
         for (int dp = 0; dp < dp_; ++dp) {
           Coords x{tp, cp, c.pp, dp};
           RankId xr = mesh_->rank(x);
-          std::vector<RankId> mem = members(type, xr);
-          RankId xb = (type == kPpFwd || type == kPpBwd) ? xr : mem.front();
+          std::vector<RankId> mem = members(type, xr, chunk);
+          RankId xb = pp ? xr : mem.front();
           if (xb == b) continue;
-          if (type != kPpFwd && type != kPpBwd) {
-            // Only the first rank of a group enumerates it.
-            if (xr != xb) continue;
-          }
+          if (!pp && xr != xb) continue;  // only the first rank of a group enumerates it
           grp.mirrors.push_back(std::move(mem));
         }
   }
@@ -192,157 +227,246 @@ std::uint32_t Compiler::collective(CollectiveKind k, ParallelDim d, GroupId grp,
   return id;
 }
 
-void Compiler::compute(RankId r, const Block& b, Phase ph, int layer, int mb, std::vector<OpId>& frontier) {
-  for (std::uint32_t k : b.kernels) {
-    OpId id = g_.add_op(r, s_compute_, OpType::compute, k, ph, static_cast<std::int16_t>(layer),
-                        static_cast<std::uint16_t>(mb), frontier);
-    frontier.assign(1, id);
-  }
+void Compiler::compute(const Block& b, Phase ph, int layer, int mb, StepOps& out) {
+  for (std::uint32_t k : b.kernels)
+    out.push_back({OpType::compute, s_compute_, k, ph, static_cast<std::int16_t>(layer), static_cast<std::uint16_t>(mb), false});
 }
 
-OpId Compiler::comm(RankId r, std::uint8_t stream, std::uint32_t coll, Phase ph, int layer, int mb,
-                    std::vector<OpId>& frontier) {
-  OpId id = g_.add_op(r, stream, OpType::collective, coll, ph, static_cast<std::int16_t>(layer),
-                      static_cast<std::uint16_t>(mb), frontier);
-  frontier.assign(1, id);
-  return id;
+void Compiler::comm(std::uint8_t stream, std::uint32_t coll, Phase ph, int layer, int mb, StepOps& out, bool side) {
+  out.push_back({OpType::collective, stream, coll, ph, static_cast<std::int16_t>(layer), static_cast<std::uint16_t>(mb), side});
 }
 
-void Compiler::emit_layer_forward(RankId r, int layer, int mb, Phase ph, std::vector<OpId>& frontier) {
+void Compiler::layer_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& out) {
   const double tb = lk_.tp_boundary_bytes.value();
   const bool tp = p_.tp > 1;
   const GroupId tg = tp ? group(kTp, r) : 0;
   for (int blk = 0; blk < 2; ++blk) {
     if (tp && p_.sequence_parallel)
-      comm(r, s_tp_, collective(CollectiveKind::all_gather, ParallelDim::tp, tg, tb, blk ? "tp_ag_mlp" : "tp_ag_attn"), ph,
-           layer, mb, frontier);
+      comm(s_tp_, collective(CollectiveKind::all_gather, ParallelDim::tp, tg, tb, blk ? "tp_ag_mlp" : "tp_ag_attn"), ph, layer, mb, out);
     if (blk == 0 && p_.cp > 1)
-      comm(r, s_cp_, collective(CollectiveKind::all_gather, ParallelDim::cp, group(kCp, r), lk_.cp_kv_bytes.value() * p_.cp, "cp_ag_kv"),
-           ph, layer, mb, frontier);
-    compute(r, blk ? mlp_fwd_ : attn_fwd_, ph, layer, mb, frontier);
+      comm(s_cp_, collective(CollectiveKind::all_gather, ParallelDim::cp, group(kCp, r), lk_.cp_kv_bytes.value() * p_.cp, "cp_ag_kv"), ph,
+           layer, mb, out);
+    compute(blk ? mlp_fwd_ : attn_fwd_, ph, layer, mb, out);
     if (tp)
-      comm(r, s_tp_,
+      comm(s_tp_,
            collective(p_.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, ParallelDim::tp, tg, tb,
                       blk ? (p_.sequence_parallel ? "tp_rs_mlp" : "tp_ar_mlp") : (p_.sequence_parallel ? "tp_rs_attn" : "tp_ar_attn")),
-           ph, layer, mb, frontier);
+           ph, layer, mb, out);
   }
 }
 
-void Compiler::emit_forward(RankId r, int mb, Phase ph, std::vector<OpId>& frontier) {
+void Compiler::forward_ops(RankId r, int mb, int chunk, StepOps& out) {
   const int s = mesh_->coords(r).pp;
-  if (s > 0) {
-    Coords prev = mesh_->coords(r);
-    prev.pp -= 1;
-    comm(r, s_recv_f_, collective(CollectiveKind::send_recv, ParallelDim::pp, group(kPpFwd, mesh_->rank(prev)), pp_msg_bytes_, "pp_act"),
-         ph, -1, mb, frontier);
+  const auto ci = static_cast<std::size_t>(chunk);
+  const int prev = layout_.prev(chunk), next = layout_.next(chunk);
+  if (prev >= 0 && layout_.owner[static_cast<std::size_t>(prev)] != s) {
+    const RankId from = at_stage(r, layout_.owner[static_cast<std::size_t>(prev)]);
+    comm(flows_up(prev) ? s_recv_act_up_ : s_recv_act_down_,
+         collective(CollectiveKind::send_recv, ParallelDim::pp, group(kPpAct, from, prev), pp_msg_bytes_, "pp_act"), Phase::forward, -1, mb,
+         out);
   }
-  if (s == 0) compute(r, embed_fwd_, ph, -1, mb, frontier);
-  const auto si = static_cast<std::size_t>(s);
-  for (int l = 0; l < stage_layers_[si]; ++l) emit_layer_forward(r, first_layer_[si] + l, mb, ph, frontier);
-  if (s == p_.pp - 1) compute(r, head_fwd_, ph, -1, mb, frontier);
-  if (s < p_.pp - 1) {
-    std::vector<OpId> f = frontier;
-    comm(r, s_send_f_, collective(CollectiveKind::send_recv, ParallelDim::pp, group(kPpFwd, r), pp_msg_bytes_, "pp_act"), ph, -1, mb, f);
-  }
+  if (prev < 0) compute(embed_fwd_, Phase::forward, -1, mb, out);
+  for (int l = 0; l < layout_.layers[ci]; ++l) layer_forward_ops(r, layout_.first_layer[ci] + l, mb, Phase::forward, out);
+  if (next < 0) compute(head_fwd_, Phase::forward, -1, mb, out);
+  if (next >= 0 && layout_.owner[static_cast<std::size_t>(next)] != s)
+    comm(flows_up(chunk) ? s_send_act_up_ : s_send_act_down_,
+         collective(CollectiveKind::send_recv, ParallelDim::pp, group(kPpAct, r, chunk), pp_msg_bytes_, "pp_act"), Phase::forward, -1, mb, out,
+         true);
 }
 
-void Compiler::flush_bucket(RankId r, double& pending, std::vector<OpId>& frontier, std::vector<OpId>& dp_ops) {
-  if (pending <= 0 || dp_group_size_ <= 1) {
-    pending = 0;
-    return;
+void Compiler::flush_bucket(RankId r, int chunk, StepOps& out) {
+  double& pending = pending_[static_cast<std::size_t>(chunk)];
+  if (pending > 0 && dp_group_size_ > 1) {
+    const auto kind = p_.zero >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
+    comm(s_dp_, collective(kind, ParallelDim::dp, group(kDp, r), pending, p_.zero >= 1 ? "dp_rs_grads" : "dp_ar_grads"), Phase::backward, -1,
+         0, out, true);
   }
-  std::vector<OpId> f = frontier;
-  const auto kind = p_.zero >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
-  dp_ops.push_back(comm(r, s_dp_, collective(kind, ParallelDim::dp, group(kDp, r), pending, p_.zero >= 1 ? "dp_rs_grads" : "dp_ar_grads"),
-                        Phase::backward, -1, 0, f));
   pending = 0;
 }
 
-void Compiler::emit_backward(RankId r, int mb, bool last_mb, std::vector<OpId>& frontier) {
+// Gradients of `chunk` completed by its last backward (or W) step go into DP buckets, launched
+// as each fills, overlapped with the rest of the backward. Without overlap the reduction is one
+// collective after the whole schedule (emit_rank).
+void Compiler::add_grads(RankId r, int chunk, double bytes, bool last, StepOps& out) {
+  if (!last || !p_.overlap_grad_reduce) return;
+  double& pending = pending_[static_cast<std::size_t>(chunk)];
+  pending += bytes;
+  if (pending >= p_.grad_bucket_bytes.value()) flush_bucket(r, chunk, out);
+}
+
+void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool last, StepOps& out) {
   const int s = mesh_->coords(r).pp;
+  const auto ci = static_cast<std::size_t>(chunk);
+  const int prev = layout_.prev(chunk), next = layout_.next(chunk);
   const double tb = lk_.tp_boundary_bytes.value();
   const bool tp = p_.tp > 1;
   const GroupId tg = tp ? group(kTp, r) : 0;
-  // Gradient buckets: only the last micro-batch's backward finishes the accumulated gradients.
-  const bool buckets = last_mb && p_.overlap_grad_reduce;
-  double pending = 0;
-  std::vector<OpId> dp_ops;
   const double layer_grad = m_.layer_params() / p_.tp * grad_bytes_;
   const double embed_grad = static_cast<double>(m_.vocab * m_.hidden) / p_.tp * grad_bytes_;
 
-  if (s < p_.pp - 1) {
-    Coords c = mesh_->coords(r);
-    c.pp += 1;
-    comm(r, s_recv_b_, collective(CollectiveKind::send_recv, ParallelDim::pp, group(kPpBwd, mesh_->rank(c)), pp_msg_bytes_, "pp_grad"),
-         Phase::backward, -1, mb, frontier);
+  if (next >= 0 && layout_.owner[static_cast<std::size_t>(next)] != s) {
+    const RankId from = at_stage(r, layout_.owner[static_cast<std::size_t>(next)]);
+    comm(flows_up(chunk) ? s_recv_grad_down_ : s_recv_grad_up_,
+         collective(CollectiveKind::send_recv, ParallelDim::pp, group(kPpGrad, from, chunk), pp_msg_bytes_, "pp_grad"), Phase::backward, -1, mb,
+         out);
   }
-  if (s == p_.pp - 1) {
-    compute(r, head_bwd_, Phase::backward, -1, mb, frontier);
-    pending += embed_grad;
+  if (next < 0) {
+    compute(head_bwd_, Phase::backward, -1, mb, out);
+    add_grads(r, chunk, embed_grad, last, out);
   }
-  const auto si = static_cast<std::size_t>(s);
-  for (int l = stage_layers_[si] - 1; l >= 0; --l) {
-    const int layer = first_layer_[si] + l;
-    if (p_.recompute == Recompute::full) emit_layer_forward(r, layer, mb, Phase::recompute, frontier);
+  const Block& mlp = with_weights ? mlp_bwd_ : mlp_dgrad_;
+  const Block& attn = with_weights ? attn_bwd_ : attn_dgrad_;
+  for (int l = layout_.layers[ci] - 1; l >= 0; --l) {
+    const int layer = layout_.first_layer[ci] + l;
+    if (p_.recompute == Recompute::full) layer_forward_ops(r, layer, mb, Phase::recompute, out);
     for (int blk = 1; blk >= 0; --blk) {
       if (tp && p_.sequence_parallel)
-        comm(r, s_tp_, collective(CollectiveKind::all_gather, ParallelDim::tp, tg, tb, blk ? "tp_ag_mlp_grad" : "tp_ag_attn_grad"),
-             Phase::backward, layer, mb, frontier);
-      if (blk == 0 && p_.recompute == Recompute::selective) compute(r, core_recompute_, Phase::recompute, layer, mb, frontier);
-      compute(r, blk ? mlp_bwd_ : attn_bwd_, Phase::backward, layer, mb, frontier);
+        comm(s_tp_, collective(CollectiveKind::all_gather, ParallelDim::tp, tg, tb, blk ? "tp_ag_mlp_grad" : "tp_ag_attn_grad"),
+             Phase::backward, layer, mb, out);
+      if (blk == 0 && p_.recompute == Recompute::selective) compute(core_recompute_, Phase::recompute, layer, mb, out);
+      compute(blk ? mlp : attn, Phase::backward, layer, mb, out);
       if (tp)
-        comm(r, s_tp_,
+        comm(s_tp_,
              collective(p_.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, ParallelDim::tp, tg, tb,
                         blk ? (p_.sequence_parallel ? "tp_rs_mlp_grad" : "tp_ar_mlp_grad")
                             : (p_.sequence_parallel ? "tp_rs_attn_grad" : "tp_ar_attn_grad")),
-             Phase::backward, layer, mb, frontier);
+             Phase::backward, layer, mb, out);
       if (blk == 0 && p_.cp > 1)
-        comm(r, s_cp_, collective(CollectiveKind::reduce_scatter, ParallelDim::cp, group(kCp, r), lk_.cp_kv_bytes.value() * p_.cp, "cp_rs_dkv"),
-             Phase::backward, layer, mb, frontier);
+        comm(s_cp_, collective(CollectiveKind::reduce_scatter, ParallelDim::cp, group(kCp, r), lk_.cp_kv_bytes.value() * p_.cp, "cp_rs_dkv"),
+             Phase::backward, layer, mb, out);
     }
-    if (buckets) {
-      pending += layer_grad;
-      if (pending >= p_.grad_bucket_bytes.value()) flush_bucket(r, pending, frontier, dp_ops);
+    if (with_weights) add_grads(r, chunk, layer_grad, last, out);
+  }
+  if (prev < 0) {
+    compute(embed_bwd_, Phase::backward, -1, mb, out);
+    add_grads(r, chunk, embed_grad, last, out);
+  }
+  if (prev >= 0 && layout_.owner[static_cast<std::size_t>(prev)] != s)
+    comm(flows_up(prev) ? s_send_grad_down_ : s_send_grad_up_,
+         collective(CollectiveKind::send_recv, ParallelDim::pp, group(kPpGrad, r, prev), pp_msg_bytes_, "pp_grad"), Phase::backward, -1, mb, out,
+         true);
+  if (last && with_weights) flush_bucket(r, chunk, out);
+}
+
+// A zero-bubble W step: the weight-gradient GEMMs of every layer of the chunk, no communication.
+void Compiler::weight_ops(RankId r, int mb, int chunk, bool last, StepOps& out) {
+  const auto ci = static_cast<std::size_t>(chunk);
+  const double layer_grad = m_.layer_params() / p_.tp * grad_bytes_;
+  for (int l = layout_.layers[ci] - 1; l >= 0; --l) {
+    const int layer = layout_.first_layer[ci] + l;
+    compute(mlp_wgrad_, Phase::backward, layer, mb, out);
+    compute(attn_wgrad_, Phase::backward, layer, mb, out);
+    add_grads(r, chunk, layer_grad, last, out);
+  }
+  if (last) flush_bucket(r, chunk, out);
+}
+
+OpId Compiler::issue(RankId r, const PendingOp& op, const std::vector<OpId>& deps) {
+  const OpId id = g_.add_op(r, op.stream, op.type, op.payload, op.phase, op.layer, op.micro_batch, deps);
+  if (op.type == OpType::collective && op.stream == s_dp_) {
+    last_dp_ = id;
+    has_dp_ = true;
+  }
+  return id;
+}
+
+// Ops of one step in order: each depends on the previous op of the chain; side ops hang off it.
+void Compiler::issue_step(RankId r, const StepOps& ops, std::vector<OpId>& frontier) {
+  for (const auto& op : ops) {
+    const OpId id = issue(r, op, frontier);
+    if (!op.side) frontier.assign(1, id);
+  }
+}
+
+// Two steps overlapped, as DualPipe's overlapped_forward_backward runs them: their compute ops
+// alternate on the compute stream, each step's communication depends only on its own chain, so
+// one step's communication runs while the other computes.
+void Compiler::issue_pair(RankId r, const StepOps& a, const StepOps& b, std::vector<OpId>& frontier) {
+  std::vector<OpId> fa = frontier, fb = frontier;
+  std::size_t ia = 0, ib = 0;
+  auto run = [&](const StepOps& ops, std::size_t& i, std::vector<OpId>& f) {
+    while (i < ops.size()) {
+      const auto& op = ops[i++];
+      const OpId id = issue(r, op, f);
+      if (!op.side) f.assign(1, id);
+      // After a block (a run of compute ops, one op when fused), hand the compute stream over.
+      if (op.type == OpType::compute && (i == ops.size() || ops[i].type != OpType::compute)) break;
     }
+  };
+  while (ia < a.size() || ib < b.size()) {
+    run(a, ia, fa);
+    run(b, ib, fb);
   }
-  if (s == 0) {
-    compute(r, embed_bwd_, Phase::backward, -1, mb, frontier);
-    pending += embed_grad;
-  }
-  if (s > 0) {
-    std::vector<OpId> f = frontier;
-    comm(r, s_send_b_, collective(CollectiveKind::send_recv, ParallelDim::pp, group(kPpBwd, r), pp_msg_bytes_, "pp_grad"), Phase::backward, -1, mb, f);
-  }
-  if (!last_mb) return;
-  if (!buckets) {
-    // No overlap: one reduction of all gradients after the backward.
-    pending = stage_params_[static_cast<std::size_t>(s)] * grad_bytes_;
-  }
-  flush_bucket(r, pending, frontier, dp_ops);
-  if (!dp_ops.empty()) frontier.assign(1, dp_ops.back());  // the dp stream runs in order: the last implies all
-  compute(r, optimizer_[static_cast<std::size_t>(s)], Phase::optimizer, -1, 0, frontier);
-  if (p_.zero >= 1 && dp_group_size_ > 1) {
-    const double param_bytes = stage_params_[static_cast<std::size_t>(s)] * core::bytes_per_element(e_.training.precision);
-    comm(r, s_dp_, collective(CollectiveKind::all_gather, ParallelDim::dp, group(kDp, r), param_bytes, "dp_ag_params"), Phase::optimizer, -1, 0,
-         frontier);
-  }
+  frontier = fa;
+  if (fb != fa) frontier.insert(frontier.end(), fb.begin(), fb.end());
 }
 
 void Compiler::emit_rank(RankId r) {
   const int s = mesh_->coords(r).pp;
+  const std::vector<ScheduleStep> steps = stage_schedule(p_.schedule, s, shape_);
+  // The step that completes each chunk's weight gradients: the last backward or W on it.
+  std::vector<int> last_weights(static_cast<std::size_t>(layout_.chunks), -1);
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].kind == StepKind::backward || steps[i].kind == StepKind::backward_weight)
+      last_weights[static_cast<std::size_t>(steps[i].chunk)] = static_cast<int>(i);
+  pending_.assign(static_cast<std::size_t>(layout_.chunks), 0);
+  has_dp_ = false;
+
   std::vector<OpId> frontier;
-  for (const auto& st : stage_schedule(p_.schedule, s, p_.pp, mbs_)) {
-    if (st.kind == StepKind::forward) emit_forward(r, st.micro_batch, Phase::forward, frontier);
-    else emit_backward(r, st.micro_batch, st.micro_batch == mbs_ - 1, frontier);
+  StepOps a, b;
+  auto build = [&](std::size_t i, StepOps& out) {
+    out.clear();
+    const auto& st = steps[i];
+    const bool last = last_weights[static_cast<std::size_t>(st.chunk)] == static_cast<int>(i);
+    switch (st.kind) {
+      case StepKind::forward: forward_ops(r, st.micro_batch, st.chunk, out); break;
+      case StepKind::backward: backward_ops(r, st.micro_batch, st.chunk, true, last, out); break;
+      case StepKind::backward_input: {
+        // Its head and embedding gradients are final if its W is the chunk's last.
+        const int lw = last_weights[static_cast<std::size_t>(st.chunk)];
+        backward_ops(r, st.micro_batch, st.chunk, false, lw >= 0 && steps[static_cast<std::size_t>(lw)].micro_batch == st.micro_batch, out);
+        break;
+      }
+      case StepKind::backward_weight: weight_ops(r, st.micro_batch, st.chunk, last, out); break;
+    }
+  };
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    build(i, a);
+    if (steps[i].overlap_next && i + 1 < steps.size()) {
+      build(i + 1, b);
+      issue_pair(r, a, b, frontier);
+      ++i;
+    } else {
+      issue_step(r, a, frontier);
+    }
   }
+
+  // Tail: without overlap, one reduction of all gradients; then the optimizer after the last DP
+  // op (the dp stream runs in order: the last implies all); with ZeRO-1 the parameter all-gather.
+  a.clear();
+  const auto si = static_cast<std::size_t>(s);
+  if (!p_.overlap_grad_reduce && dp_group_size_ > 1) {
+    pending_[0] = stage_params_[si] * grad_bytes_;
+    flush_bucket(r, 0, a);
+  }
+  issue_step(r, a, frontier);
+  if (has_dp_) frontier.push_back(last_dp_);
+  a.clear();
+  compute(optimizer_[si], Phase::optimizer, -1, 0, a);
+  if (p_.zero >= 1 && dp_group_size_ > 1) {
+    const double param_bytes = stage_params_[si] * core::bytes_per_element(e_.training.precision);
+    comm(s_dp_, collective(CollectiveKind::all_gather, ParallelDim::dp, group(kDp, r), param_bytes, "dp_ag_params"), Phase::optimizer, -1, 0,
+         a);
+  }
+  issue_step(r, a, frontier);
 }
 
 CompiledPlan Compiler::run() {
   check_plan(e_);
   dp_ = derive_dp(e_);
   mbs_ = static_cast<int>(e_.training.global_batch / (static_cast<std::int64_t>(dp_) * e_.training.micro_batch));
-  stage_layers_ = layers_per_stage(m_, p_.pp);
-  for (int n = 0, s = 0; s < p_.pp; n += stage_layers_[static_cast<std::size_t>(s)], ++s) first_layer_.push_back(n);
+  shape_ = schedule_shape(e_, dp_);
+  layout_ = pipeline_layout(p_.schedule, shape_);
   mesh_ = std::make_unique<Mesh>(p_, dp_);
   dp_group_size_ = dp_ * p_.cp;
   grad_bytes_ = grad_bytes_per_param(e_.training.precision);
@@ -356,10 +480,16 @@ CompiledPlan Compiler::run() {
   s_tp_ = g_.stream("tp");
   if (p_.cp > 1) s_cp_ = g_.stream("cp");
   if (p_.pp > 1) {
-    s_recv_f_ = g_.stream("pp_recv_act");
-    s_send_f_ = g_.stream("pp_send_act");
-    s_recv_b_ = g_.stream("pp_recv_grad");
-    s_send_b_ = g_.stream("pp_send_grad");
+    s_recv_act_down_ = g_.stream("pp_recv_act");
+    s_send_act_down_ = g_.stream("pp_send_act");
+    s_recv_grad_up_ = g_.stream("pp_recv_grad");
+    s_send_grad_up_ = g_.stream("pp_send_grad");
+    if (p_.schedule == Schedule::dualpipe || p_.schedule == Schedule::dualpipev) {
+      s_recv_act_up_ = g_.stream("pp_recv_act_up");
+      s_send_act_up_ = g_.stream("pp_send_act_up");
+      s_recv_grad_down_ = g_.stream("pp_recv_grad_down");
+      s_send_grad_down_ = g_.stream("pp_send_grad_down");
+    }
   }
   s_dp_ = g_.stream("dp");
 
@@ -367,6 +497,18 @@ CompiledPlan Compiler::run() {
   mlp_fwd_ = add_block("mlp_fwd", lk_.mlp_fwd);
   attn_bwd_ = add_block("attn_bwd", lk_.attn_bwd);
   mlp_bwd_ = add_block("mlp_bwd", lk_.mlp_bwd);
+  if (p_.schedule == Schedule::zero_bubble || p_.schedule == Schedule::dualpipe || p_.schedule == Schedule::dualpipev) {
+    auto split = [](const std::vector<workload::KernelSpec>& ks, bool weights) {
+      std::vector<workload::KernelSpec> out;
+      for (const auto& k : ks)
+        if (k.weight_gradient == weights) out.push_back(k);
+      return out;
+    };
+    attn_dgrad_ = add_block("attn_bwd_input", split(lk_.attn_bwd, false));
+    mlp_dgrad_ = add_block("mlp_bwd_input", split(lk_.mlp_bwd, false));
+    attn_wgrad_ = add_block("attn_bwd_weight", split(lk_.attn_bwd, true));
+    mlp_wgrad_ = add_block("mlp_bwd_weight", split(lk_.mlp_bwd, true));
+  }
   embed_fwd_ = add_block("embed_fwd", workload::embedding_fwd(m_, shard));
   embed_bwd_ = add_block("embed_bwd", workload::embedding_bwd(m_, shard));
   head_fwd_ = add_block("head_fwd", workload::head_fwd(m_, shard));
@@ -412,7 +554,10 @@ CompiledPlan Compiler::run() {
   out.tokens_per_step = static_cast<double>(e_.training.global_batch * e_.training.seq_len);
   out.model_flops_per_step = workload::model_flops_per_token(m_, e_.training.seq_len) * out.tokens_per_step;
   out.summary = fmt::format("tp{} pp{} dp{} cp{}{} zero{} {} recompute={} mb{} m={}", p_.tp, p_.pp, dp_, p_.cp,
-                            p_.sequence_parallel ? " sp" : "", p_.zero, schedule_name(p_.schedule), recompute_name(p_.recompute),
+                            p_.sequence_parallel ? " sp" : "", p_.zero,
+                            p_.schedule == Schedule::interleaved ? fmt::format("interleaved(v{})", p_.virtual_stages)
+                                                                 : std::string(schedule_name(p_.schedule)),
+                            recompute_name(p_.recompute),
                             e_.training.micro_batch, mbs_);
   g_.name = e_.name;
   g_.meta()["model_flops_per_step"] = out.model_flops_per_step;
@@ -460,6 +605,9 @@ void check_plan(const Experiment& e) {
   if (t.seq_len % p.cp != 0) fail("training.seq_len", fmt::format("seq_len ({}) is not divisible by cp ({})", t.seq_len, p.cp));
   if (p.sequence_parallel && (t.seq_len / p.cp) % p.tp != 0)
     fail("parallel.sequence_parallel", fmt::format("sequence parallelism needs seq_len/cp ({}) divisible by tp ({})", t.seq_len / p.cp, p.tp));
+  if (auto why = schedule_problem(p.schedule, schedule_shape(e, dp)); !why.empty())
+    fail(p.virtual_stages != 1 && why.find("virtual_stages") != std::string::npos ? "parallel.virtual_stages" : "parallel.schedule",
+         fmt::format("schedule {}: {}", schedule_name(p.schedule), why));
   if (p.zero < 0 || p.zero > 1) fail("parallel.zero", fmt::format("zero: {} is not supported; allowed: 0, 1", p.zero));
   if (static_cast<std::int64_t>(e.training.global_batch / (static_cast<std::int64_t>(dp) * t.micro_batch)) > 65535)
     fail("training.global_batch", "more than 65535 micro-batches per step");

@@ -18,18 +18,27 @@ workload::ShardShape shard_shape(const Experiment& e) {
 
 double grad_bytes_per_param(core::Precision p) { return p == core::Precision::fp16 ? 2.0 : 4.0; }
 
-std::vector<int> layers_per_stage(const workload::ModelSpec& m, int pp) {
-  return std::vector<int>(static_cast<std::size_t>(pp), m.layers / pp);
+std::int64_t micro_batches(const Experiment& e, int dp) {
+  return e.training.global_batch / (static_cast<std::int64_t>(dp) * e.training.micro_batch);
+}
+
+ScheduleShape schedule_shape(const Experiment& e, int dp) {
+  ScheduleShape x;
+  x.stages = e.parallel.pp;
+  x.micro_batches = static_cast<int>(micro_batches(e, dp));
+  x.virtual_stages = e.parallel.virtual_stages;
+  x.layers = e.workload.model->layers;
+  return x;
 }
 
 MemoryEstimate estimate_memory(const Experiment& e, int dp) {
   const auto& m = *e.workload.model;
   const auto& p = e.parallel;
   const double bpe = core::bytes_per_element(e.training.precision);
-  const std::int64_t micro_batches = e.training.global_batch / (static_cast<std::int64_t>(dp) * e.training.micro_batch);
+  const ScheduleShape shape = schedule_shape(e, dp);
+  const PipelineLayout layout = pipeline_layout(p.schedule, shape);
   const core::Bytes per_layer = workload::activation_bytes_per_layer(m, shard_shape(e), p.recompute);
   const double tokens_local = static_cast<double>(e.training.micro_batch * e.training.seq_len / p.cp);
-  const auto layers = layers_per_stage(m, p.pp);
   const double embed = static_cast<double>(m.vocab * m.hidden);
 
   MemoryEstimate out;
@@ -37,9 +46,17 @@ MemoryEstimate estimate_memory(const Experiment& e, int dp) {
   for (int s = 0; s < p.pp; ++s) {
     StageMemory st;
     st.stage = s;
-    double params = layers[static_cast<std::size_t>(s)] * m.layer_params();
-    if (s == 0) params += embed;
-    if (s == p.pp - 1 && (!m.tied_embeddings || p.pp > 1)) params += embed;  // output head (a tied copy lives here too)
+    double params = 0;
+    bool starts = false, ends = false;  // holds the first / last chunk of a route
+    for (int c : layout.chunks_of(s)) {
+      params += layout.layers[static_cast<std::size_t>(c)] * m.layer_params();
+      const bool first = layout.prev(c) < 0, last = layout.next(c) < 0;
+      // The output head; a tied head shares the embedding when the same rank holds both ends.
+      if (first) params += embed;
+      if (last && !(m.tied_embeddings && layout.chunks_of(s).size() == static_cast<std::size_t>(layout.chunks))) params += embed;
+      starts = starts || first;
+      ends = ends || last;
+    }
     params /= p.tp;
     st.params = params;
     st.weights = core::Bytes(params * bpe);
@@ -47,10 +64,9 @@ MemoryEstimate estimate_memory(const Experiment& e, int dp) {
     double opt = params * 12;
     if (p.zero >= 1) opt /= static_cast<double>(dp) * p.cp;
     st.optimizer = core::Bytes(opt);
-    const int in_flight = in_flight_micro_batches(p.schedule, s, p.pp, static_cast<int>(micro_batches));
-    double act = per_layer.value() * layers[static_cast<std::size_t>(s)] * in_flight;
-    if (s == p.pp - 1) act += tokens_local * static_cast<double>(m.vocab) / p.tp * 4;  // fp32 logits for the loss
-    if (s == 0) act += tokens_local * static_cast<double>(m.hidden) * bpe / (p.sequence_parallel ? p.tp : 1);
+    double act = per_layer.value() * peak_activation_layers(p.schedule, s, shape);
+    if (ends) act += tokens_local * static_cast<double>(m.vocab) / p.tp * 4;  // fp32 logits for the loss
+    if (starts) act += tokens_local * static_cast<double>(m.hidden) * bpe / (p.sequence_parallel ? p.tp : 1);
     st.activations = core::Bytes(act);
     const double act_msg = tokens_local * static_cast<double>(m.hidden) * bpe / (p.sequence_parallel ? p.tp : 1);
     st.buffers = core::Bytes(std::min(p.grad_bucket_bytes.value(), params * grad_bytes_per_param(e.training.precision)) +

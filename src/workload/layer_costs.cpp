@@ -37,6 +37,7 @@ void gemm_bwd(std::vector<KernelSpec>& out, const std::string& name, double m, d
               Precision p) {
   out.push_back(gemm(name + "_dgrad", m, k, n, p));
   out.push_back(gemm(name + "_wgrad", k, n, m, p));
+  out.back().weight_gradient = true;
 }
 
 // A bandwidth-bound kernel: `bytes` of HBM traffic; `flops` is an element-wise operation count for

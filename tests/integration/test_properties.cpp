@@ -46,10 +46,12 @@ struct Config {
   bool sp = false;
   int zero = 0;
   std::string recompute = "none";
+  std::string schedule = "1f1b";
+  int virtual_stages = 1;
 
   std::string label() const {
-    return fmt::format("{} x{} {} tp{} pp{} dp{}{} zero{} recompute={} mb{} m={}", topology, nodes, model, tp, pp, dp,
-                       sp ? " sp" : "", zero, recompute, micro_batch, micro_batches);
+    return fmt::format("{} x{} {} tp{} pp{} dp{}{} zero{} recompute={} {} v{} mb{} m={}", topology, nodes, model, tp, pp, dp,
+                       sp ? " sp" : "", zero, recompute, schedule, virtual_stages, micro_batch, micro_batches);
   }
 };
 
@@ -60,9 +62,9 @@ Experiment load(const Config& c) {
       "cluster: {{topology: topologies/{}.yaml, nodes: {}}}\n"
       "model: {}\n"
       "training: {{seq_len: {}, global_batch: {}, micro_batch: {}, precision: bf16}}\n"
-      "parallel: {{tp: {}, pp: {}, dp: {}, sequence_parallel: {}, zero: {}, recompute: {}, schedule: 1f1b}}\n",
+      "parallel: {{tp: {}, pp: {}, dp: {}, sequence_parallel: {}, zero: {}, recompute: {}, schedule: {}, virtual_stages: {}}}\n",
       c.topology, c.nodes, c.model, c.seq_len, c.dp * c.micro_batch * c.micro_batches, c.micro_batch, c.tp, c.pp, c.dp,
-      c.sp ? "true" : "false", c.zero, c.recompute);
+      c.sp ? "true" : "false", c.zero, c.recompute, c.schedule, c.virtual_stages);
   return inflect::io::parse_experiment(inflect::io::load_yaml_string(yaml, "prop.yaml"), INFLECT_SOURCE_DIR);
 }
 
@@ -109,6 +111,20 @@ std::vector<Config> small_configs() {
   add("dgx-h100", 16, kLlama8, 8, 2, 8, true, 1, "selective");
   add("dgx-a100", 8, kGpt8, 4, 4, 4, false, 0, "none");
   v.back().micro_batch = 2;
+  v.back().micro_batches = 8;
+  // Every pipeline schedule, on a plan where its chunks cross nodes.
+  add("dgx-h100", 4, kLlama8, 4, 4, 2, true, 1, "selective");
+  v.back().schedule = "interleaved";
+  v.back().virtual_stages = 2;
+  v.back().micro_batches = 8;
+  add("dgx-a100", 4, kGpt8, 2, 4, 4, false, 0, "none");
+  v.back().schedule = "zero-bubble";
+  v.back().micro_batches = 6;
+  add("dgx-h100", 4, kLlama8, 8, 4, 1, true, 1, "full");
+  v.back().schedule = "dualpipe";
+  v.back().micro_batches = 8;
+  add("mi300x", 4, kGpt8, 2, 4, 4, false, 1, "none");
+  v.back().schedule = "dualpipev";
   v.back().micro_batches = 8;
   return v;
 }
@@ -338,4 +354,49 @@ TEST_CASE("1F1B bubble on ideal links is (pp-1)/(m+pp-1) of the step") {
   CAPTURE(r1.breakdown.other_s);
   CHECK(r1.breakdown.bubble_s == 0.0);
   CHECK(rel_diff(r1.breakdown.compute_s, r1.step_time_s) <= 1e-6);
+}
+
+TEST_CASE("every schedule on ideal links: step = compute + bubble; zero-bubble and interleaving shrink the bubble") {
+  // The ideal-link set-up of the 1F1B test above, with 16 layers so that interleaving (V = 2, 4)
+  // and DualPipeV (2p chunks) divide them, 8 micro-batches (DualPipe needs m >= 2p).
+  Config c;
+  c.topology = "dgx-h100";
+  c.nodes = 1;
+  c.model = "{preset: llama3-8b, layers: 16, vocab: 256}";
+  c.seq_len = 4096;
+  c.micro_batch = 4;
+  c.micro_batches = 8;
+  c.tp = 2;
+  c.pp = 4;
+  c.dp = 1;
+  auto bubble = [&](const std::string& schedule, int v) {
+    Config x = c;
+    x.schedule = schedule;
+    x.virtual_stages = v;
+    CAPTURE(x.label());
+    Experiment e = load(x);
+    make_links_ideal(e);
+    const RunReport r = sim(e);
+    const auto& b = r.breakdown;
+    CAPTURE(b.critical_rank_note);
+    CAPTURE(b.compute_s);
+    CAPTURE(b.bubble_s);
+    CAPTURE(b.exposed_comm_s.total());
+    CHECK(rel_diff(b.compute_s + b.bubble_s, r.step_time_s) <= 1e-6);
+    return b.bubble_s;
+  };
+  const double one = bubble("1f1b", 1);
+  const double zb = bubble("zero-bubble", 1);
+  const double il2 = bubble("interleaved", 2);
+  const double il4 = bubble("interleaved", 4);
+  const double dp = bubble("dualpipe", 1);
+  const double dv = bubble("dualpipev", 1);
+  MESSAGE("bubbles (s): 1f1b " << one << ", zero-bubble " << zb << ", interleaved v2 " << il2 << ", v4 " << il4 << ", dualpipe "
+                               << dp << ", dualpipev " << dv);
+  CHECK(zb <= one);
+  // Megatron's interleaved bubble is (p-1)(F+B)/V: half and a quarter of 1F1B's.
+  CHECK(il2 / one == doctest::Approx(0.5).epsilon(0.05));
+  CHECK(il4 / one == doctest::Approx(0.25).epsilon(0.05));
+  CHECK(dp < one);
+  CHECK(dv < one);
 }

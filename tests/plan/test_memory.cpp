@@ -80,3 +80,34 @@ TEST_CASE("ZeRO-1 divides only the optimizer states by the data-parallel group")
   CHECK(z0.stages[0].optimizer.value() == doctest::Approx(2 * z1.stages[0].optimizer.value()).epsilon(kExact));
   CHECK(z0.stages[0].weights.value() == doctest::Approx(z1.stages[0].weights.value()).epsilon(kExact));
 }
+
+TEST_CASE("memory by schedule, by hand: interleaved holds more activations, DualPipe twice the parameters") {
+  // The toy plan has m = global_batch / (dp * micro_batch) = 8 / 2 = 4 micro-batches.
+  plan::Experiment e = toy_experiment();
+  const double layer_act = 2097152.0;  // full recompute: 2*s*b*h per layer and micro-batch
+  const double embed_out = 2097152.0;
+
+  // Interleaved, V = 2: 4 chunks of 2 layers, stage 0 holds chunks 0 and 2. Its warm-up is
+  // (p-s-1)*2 + (V-1)*p = 2 + 2 = 4 chunk-forwards, then one more before the first backward:
+  // 5 chunks * 2 layers = 10 layer-micro-batches (1F1B: 2 micro-batches * 4 layers = 8).
+  e.parallel.schedule = plan::Schedule::interleaved;
+  e.parallel.virtual_stages = 2;
+  plan::MemoryEstimate il = plan::estimate_memory(e, 2);
+  CHECK(il.stages[0].activations.value() == doctest::Approx(10 * layer_act + embed_out).epsilon(kExact));
+  CHECK(il.stages[0].params == doctest::Approx(25704448.0).epsilon(kExact));  // same layers as 1F1B
+
+  // DualPipe: rank 0 holds chunk 0 (layers 0-3, direction 0's start: the embedding) and chunk 3
+  // (layers 4-7 of the second copy, direction 1's end: the output head): (8 * 12,596,224 +
+  // 2 * 1,024,000) / 2 = 51,408,896 parameters, twice 1F1B's layers.
+  e.parallel.schedule = plan::Schedule::dualpipe;
+  e.parallel.virtual_stages = 1;
+  plan::MemoryEstimate dp = plan::estimate_memory(e, 2);
+  CHECK(dp.stages[0].params == doctest::Approx(51408896.0).epsilon(kExact));
+  CHECK(dp.stages[0].optimizer.value() == doctest::Approx(51408896.0 * 12 / 2).epsilon(kExact));
+
+  // DualPipeV: rank 0 holds chunks 0 and 3 of 4 (layers 0-1 and 6-7): one copy, both ends.
+  e.parallel.schedule = plan::Schedule::dualpipev;
+  plan::MemoryEstimate dv = plan::estimate_memory(e, 2);
+  CHECK(dv.stages[0].params == doctest::Approx((4 * 12596224.0 + 2 * 1024000.0) / 2).epsilon(kExact));
+  CHECK(dv.stages[1].params == doctest::Approx(4 * 12596224.0 / 2).epsilon(kExact));
+}

@@ -35,7 +35,8 @@ struct TrainingSpec {
   core::Precision precision = core::Precision::bf16;
 };
 
-enum class Schedule : unsigned char { one_f_one_b, gpipe };
+/// Pipeline schedules (plan/schedule.hpp describes each).
+enum class Schedule : unsigned char { one_f_one_b, gpipe, interleaved, zero_bubble, dualpipe, dualpipev };
 using workload::Recompute;
 
 /// Placement dimensions, innermost first (the default TP, then PP, then DP: TP peers share a node).
@@ -48,6 +49,7 @@ struct ParallelPlan {
   int cp = 1;
   bool sequence_parallel = false;
   Schedule schedule = Schedule::one_f_one_b;
+  int virtual_stages = 1;  // model chunks per pipeline rank for the interleaved schedule
   int zero = 0;  // 0 = plain DP (all-reduce of grads), 1 = distributed optimizer (RS grads + AG params)
   Recompute recompute = Recompute::none;
   std::vector<Dim> order = {Dim::tp, Dim::cp, Dim::pp, Dim::dp};

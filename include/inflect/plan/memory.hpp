@@ -8,14 +8,18 @@
 //                  accumulate_allreduce_grads_in_fp32 for bf16; fp16 grads for fp16)
 //   optimizer    = params_on_rank * 12      (Adam: fp32 master copy + two fp32 moments),
 //                  divided over the data-parallel(*cp) group with ZeRO-1 (distributed optimizer)
-//   activations  = layers_on_stage * activation_bytes_per_layer * in-flight micro-batches,
-//                  plus the logits of the last stage (fp32, b*s*V/tp) and the embedding output
+//   activations  = activation_bytes_per_layer * the most layer-micro-batches the rank's schedule
+//                  keeps live at once (plan/schedule.hpp: peak_activation_layers), plus the
+//                  logits where a route ends (fp32, b*s*V/tp) and the embedding output where
+//                  one starts
+// Parameters follow the schedule's chunk layout: DualPipe holds two copies' chunks per rank.
 //   buffers      = one gradient bucket + the pipeline send/recv buffers
 #include <string>
 #include <vector>
 
 #include "inflect/core/units.hpp"
 #include "inflect/plan/experiment.hpp"
+#include "inflect/plan/schedule.hpp"
 
 namespace inflect::plan {
 
@@ -38,8 +42,10 @@ struct MemoryEstimate {
 workload::ShardShape shard_shape(const Experiment& e);
 /// Bytes per parameter of the gradients that are accumulated and reduced across data parallelism.
 double grad_bytes_per_param(core::Precision p);
-/// Layers held by each pipeline stage (even split; the caller has checked divisibility).
-std::vector<int> layers_per_stage(const workload::ModelSpec& m, int pp);
+/// Micro-batches per step of one data-parallel rank.
+std::int64_t micro_batches(const Experiment& e, int dp);
+/// The pipeline schedule's shape under the experiment (stages, micro-batches, chunks, layers).
+ScheduleShape schedule_shape(const Experiment& e, int dp);
 MemoryEstimate estimate_memory(const Experiment& e, int dp);
 
 }  // namespace inflect::plan

@@ -28,6 +28,8 @@ struct ShardShape {
 struct KernelSpec {
   std::string name;
   core::KernelCost cost;
+  /// A weight-gradient GEMM: zero-bubble schedules defer these to a later W step.
+  bool weight_gradient = false;
 };
 
 /// A layer's kernels by block. Megatron TP puts one collective after each block's output
