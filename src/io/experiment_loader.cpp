@@ -271,6 +271,7 @@ void read_parallel(const Seen& seen, plan::Experiment& e) {
   p.tp = degree("parallel.tp");
   p.pp = degree("parallel.pp");
   p.cp = degree("parallel.cp");
+  p.ep = degree("parallel.ep");
   p.dp = 0;
   if (auto n = seen.get("parallel.dp")) p.dp = static_cast<int>(read_int(*n, option("parallel.dp")));
   p.sequence_parallel = seen.value("parallel.sequence_parallel").as_bool();
@@ -377,6 +378,18 @@ void check_plan(const Seen& seen, plan::Experiment& e) {
       seen.at("parallel.pp")
           .fail(fmt::format("pp={} does not divide the {} layers of model '{}'; allowed: {}", p.pp, m->layers,
                             m->name, divisors_up_to(m->layers, m->layers)));
+  }
+
+  if (p.ep > 1) {
+    const auto& m = e.workload.model;
+    if (!m || !m->is_moe())
+      seen.at("parallel.ep").fail(fmt::format("ep={} needs a mixture-of-experts model (model.moe); this model is dense", p.ep));
+    if (m->moe.experts % p.ep != 0)
+      seen.at("parallel.ep").fail(fmt::format("ep={} does not divide the {} experts of model '{}'; allowed: {}", p.ep, m->moe.experts, m->name,
+                                              divisors_up_to(m->moe.experts, m->moe.experts)));
+    if (p.dp % p.ep != 0)
+      seen.at("parallel.ep").fail(fmt::format("ep={} does not divide dp={}: expert parallelism is folded inside data parallelism; allowed: {}",
+                                              p.ep, p.dp, divisors_up_to(p.dp, p.dp)));
   }
 
   auto& t = e.training;

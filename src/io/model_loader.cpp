@@ -31,6 +31,36 @@ std::string stem(std::string_view file) {
   return s;
 }
 
+// model.moe: {experts, top_k, expert_ffn_hidden, shared_experts, first_dense_layers,
+// capacity_factor, imbalance}. The first three are required; over a preset, any may be restated.
+void read_moe(const Node& map, ModelSpec& m) {
+  MapReader r(map);
+  auto& e = m.moe;
+  const bool had = m.is_moe();
+  auto need = [&](const char* key) -> std::optional<Node> { return had ? r.optional(key) : r.required(key); };
+  if (auto n = need("experts")) e.experts = static_cast<int>(n->as_int(1, 1 << 16));
+  std::optional<Node> top_k = need("top_k");
+  if (top_k) e.top_k = static_cast<int>(top_k->as_int(1, 1 << 16));
+  if (auto n = need("expert_ffn_hidden")) e.expert_ffn_hidden = n->as_int(1, kMaxSize);
+  if (auto n = r.optional("shared_experts")) e.shared_experts = static_cast<int>(n->as_int(0, 1 << 16));
+  std::optional<Node> dense = r.optional("first_dense_layers");
+  if (dense) e.first_dense_layers = static_cast<int>(dense->as_int(0, kMaxLayers));
+  if (auto n = r.optional("capacity_factor")) {
+    e.capacity_factor = n->as_double();
+    if (!(e.capacity_factor == 0 || e.capacity_factor >= 1))
+      n->fail(fmt::format("capacity_factor: {} must be 0 (dropless) or at least 1 (a multiple of the balanced load)", e.capacity_factor));
+  }
+  if (auto n = r.optional("imbalance")) {
+    e.imbalance = n->as_double();
+    if (!(e.imbalance >= 1))
+      n->fail(fmt::format("imbalance: {} must be at least 1 (tokens of the busiest expert rank over the mean)", e.imbalance));
+  }
+  r.finish();
+  if (e.top_k > e.experts) (top_k ? *top_k : map).fail(fmt::format("top_k: {} exceeds the {} experts", e.top_k, e.experts));
+  if (m.layers > 0 && e.first_dense_layers >= m.layers)
+    (dense ? *dense : map).fail(fmt::format("first_dense_layers: {} leaves no MoE layer of the {}", e.first_dense_layers, m.layers));
+}
+
 // Reads the shape fields present in `r` over `m`. `all_required` for preset files, which must
 // spell out every field so that a preset never leans on a default.
 void read_fields(MapReader& r, ModelSpec& m, bool all_required, std::optional<Node>& heads_node,
@@ -50,6 +80,8 @@ void read_fields(MapReader& r, ModelSpec& m, bool all_required, std::optional<No
   if (auto n = get("seq_len")) m.seq_len = n->as_int(1, kMaxSize);
   if (auto n = get("tied_embeddings")) m.tied_embeddings = n->as_bool();
   if (auto n = get("source")) m.source = n->as_string();
+  // `moe` is optional in presets and inline alike: a model without it is dense.
+  if (auto n = r.optional("moe")) read_moe(*n, m);
 }
 
 // Shape rules every model must satisfy; messages point at the key that breaks them.

@@ -101,6 +101,10 @@ std::vector<OptionSpec> build() {
                       "Data-parallel degree; tp * pp * cp * dp must equal the devices."));
   t.push_back(integer("parallel.cp", "ranks", D::value, "1", 1, kMaxDegree,
                       "Context-parallel degree (ring attention); must divide seq_len."));
+  t.push_back(integer("parallel.ep", "ranks", D::value, "1", 1, kMaxDegree,
+                      "Expert-parallel degree for MoE models, folded inside data parallelism "
+                      "(Megatron-Core): groups of ep data-parallel ranks split the routed experts "
+                      "and exchange tokens by all-to-all; must divide dp and model.moe.experts."));
   t.push_back(opt("parallel.sequence_parallel", T::boolean, "", D::value, "false",
                   "Megatron sequence parallelism: shard norms and dropout over the TP group "
                   "(reduce-scatter + all-gather instead of all-reduce)."));

@@ -52,7 +52,7 @@ using StepOps = std::vector<PendingOp>;
 
 /// Kinds of process group, for the group cache key. PP groups are one per chunk boundary and
 /// direction of data (a pair: sender, receiver), so that each pairs its calls in micro-batch order.
-enum GroupType : std::uint64_t { kTp = 1, kCp, kDp, kPpAct, kPpGrad };
+enum GroupType : std::uint64_t { kTp = 1, kCp, kDp, kPpAct, kPpGrad, kEp, kEdp };
 
 class Compiler {
  public:
@@ -73,7 +73,10 @@ class Compiler {
   void layer_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& out);
   void backward_ops(RankId r, int mb, int chunk, bool with_weights, bool last, StepOps& out);
   void weight_ops(RankId r, int mb, int chunk, bool last, StepOps& out);
-  void add_grads(RankId r, int chunk, double bytes, bool last, StepOps& out);
+  void add_grads(RankId r, int chunk, double dense_bytes, double expert_bytes, bool last, StepOps& out);
+  void layer_grads(RankId r, int chunk, int layer, bool last, StepOps& out);
+  void moe_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& out);
+  void moe_backward_ops(RankId r, int layer, int mb, bool with_weights, StepOps& out);
   void flush_bucket(RankId r, int chunk, StepOps& out);
   void compute(const Block& b, Phase ph, int layer, int mb, StepOps& out);
   void comm(std::uint8_t stream, std::uint32_t coll, Phase ph, int layer, int mb, StepOps& out, bool side = false);
@@ -94,6 +97,13 @@ class Compiler {
   workload::LayerKernels lk_;
   Block attn_fwd_, mlp_fwd_, attn_bwd_, mlp_bwd_, embed_fwd_, embed_bwd_, head_fwd_, head_bwd_, core_recompute_;
   Block attn_dgrad_, mlp_dgrad_, attn_wgrad_, mlp_wgrad_;  // backward split for zero-bubble W steps
+  // Mixture-of-experts MLP pieces around the EP all-to-alls (workload::MoeKernels), and their
+  // input-gradient / weight-gradient split.
+  Block moe_pre_fwd_, moe_experts_fwd_, moe_post_fwd_, moe_post_bwd_, moe_experts_bwd_, moe_pre_bwd_;
+  Block moe_experts_dgrad_, moe_pre_dgrad_, moe_experts_wgrad_, moe_pre_wgrad_;
+  double ep_bytes_ = 0;
+  int edp_group_size_ = 1;  // ranks holding the same experts: dp*cp/ep
+  std::vector<double> stage_expert_params_;
   std::vector<Block> optimizer_;     // per stage
   std::vector<double> stage_params_; // parameters one rank of each stage holds
   std::unordered_map<std::uint64_t, GroupId> groups_;
@@ -116,7 +126,7 @@ class Compiler {
   // Collective entries, deduplicated. Names are string literals, so their addresses identify them
   // (no string hashing on a path taken once per collective op).
   std::unordered_map<CollKey, std::uint32_t, CollKeyHash> colls_;
-  std::uint8_t s_compute_ = 0, s_tp_ = 0, s_cp_ = 0, s_dp_ = 0;
+  std::uint8_t s_compute_ = 0, s_tp_ = 0, s_cp_ = 0, s_dp_ = 0, s_ep_ = 0;
   // PP streams by what they carry and which way: activations and gradients, towards rank + 1
   // ("down") and rank - 1 ("up"); one stream per peer and kind, so a send to one peer never
   // waits behind a send to another.
@@ -126,7 +136,7 @@ class Compiler {
   double grad_bytes_ = 4;
   int dp_group_size_ = 1;
   // Per rank while emitting: gradient bytes waiting for a bucket, by chunk; the last DP op.
-  std::vector<double> pending_;
+  std::vector<double> pending_, pending_experts_;
   OpId last_dp_ = 0;
   bool has_dp_ = false;
   std::vector<PendingOp> merged_;
@@ -172,6 +182,28 @@ std::vector<RankId> Compiler::members(GroupType type, RankId r, int chunk) const
     case kDp: return mesh_->group2(r, Dim::dp, Dim::cp);
     case kPpAct: return {r, at_stage(r, layout_.owner[static_cast<std::size_t>(layout_.next(chunk))])};
     case kPpGrad: return {r, at_stage(r, layout_.owner[static_cast<std::size_t>(chunk)])};
+    case kEp: {  // ep consecutive data-parallel ranks
+      Coords c = mesh_->coords(r);
+      const int first = c.dp / p_.ep * p_.ep;
+      std::vector<RankId> out;
+      for (int d = first; d < first + p_.ep; ++d) {
+        c.dp = d;
+        out.push_back(mesh_->rank(c));
+      }
+      return out;
+    }
+    case kEdp: {  // the ranks holding the same experts: same place in their EP group, every cp
+      Coords c = mesh_->coords(r);
+      const int j = c.dp % p_.ep;
+      std::vector<RankId> out;
+      for (int d = j; d < dp_; d += p_.ep)
+        for (int cp = 0; cp < p_.cp; ++cp) {
+          c.dp = d;
+          c.cp = cp;
+          out.push_back(mesh_->rank(c));
+        }
+      return out;
+    }
   }
   return {r};
 }
@@ -246,13 +278,36 @@ void Compiler::layer_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps&
     if (blk == 0 && p_.cp > 1)
       comm(s_cp_, collective(CollectiveKind::all_gather, ParallelDim::cp, group(kCp, r), lk_.cp_kv_bytes.value() * p_.cp, "cp_ag_kv"), ph,
            layer, mb, out);
-    compute(blk ? mlp_fwd_ : attn_fwd_, ph, layer, mb, out);
+    if (blk == 1 && m_.moe_layer(layer)) moe_forward_ops(r, layer, mb, ph, out);
+    else compute(blk ? mlp_fwd_ : attn_fwd_, ph, layer, mb, out);
     if (tp)
       comm(s_tp_,
            collective(p_.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, ParallelDim::tp, tg, tb,
                       blk ? (p_.sequence_parallel ? "tp_rs_mlp" : "tp_ar_mlp") : (p_.sequence_parallel ? "tp_rs_attn" : "tp_ar_attn")),
            ph, layer, mb, out);
   }
+}
+
+// MoE MLP: router and shared experts, token dispatch over the EP group, the rank's experts, and
+// the combine back (Megatron-Core's all-to-all token dispatcher).
+void Compiler::moe_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& out) {
+  compute(moe_pre_fwd_, ph, layer, mb, out);
+  if (p_.ep > 1) comm(s_ep_, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ep_bytes_, "ep_dispatch"), ph, layer, mb, out);
+  compute(moe_experts_fwd_, ph, layer, mb, out);
+  if (p_.ep > 1) comm(s_ep_, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ep_bytes_, "ep_combine"), ph, layer, mb, out);
+  compute(moe_post_fwd_, ph, layer, mb, out);
+}
+
+void Compiler::moe_backward_ops(RankId r, int layer, int mb, bool with_weights, StepOps& out) {
+  compute(moe_post_bwd_, Phase::backward, layer, mb, out);
+  if (p_.ep > 1)
+    comm(s_ep_, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ep_bytes_, "ep_combine_grad"), Phase::backward, layer, mb,
+         out);
+  compute(with_weights ? moe_experts_bwd_ : moe_experts_dgrad_, Phase::backward, layer, mb, out);
+  if (p_.ep > 1)
+    comm(s_ep_, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ep_bytes_, "ep_dispatch_grad"), Phase::backward, layer, mb,
+         out);
+  compute(with_weights ? moe_pre_bwd_ : moe_pre_dgrad_, Phase::backward, layer, mb, out);
 }
 
 void Compiler::forward_ops(RankId r, int mb, int chunk, StepOps& out) {
@@ -275,23 +330,36 @@ void Compiler::forward_ops(RankId r, int mb, int chunk, StepOps& out) {
 }
 
 void Compiler::flush_bucket(RankId r, int chunk, StepOps& out) {
-  double& pending = pending_[static_cast<std::size_t>(chunk)];
-  if (pending > 0 && dp_group_size_ > 1) {
-    const auto kind = p_.zero >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
-    comm(s_dp_, collective(kind, ParallelDim::dp, group(kDp, r), pending, p_.zero >= 1 ? "dp_rs_grads" : "dp_ar_grads"), Phase::backward, -1,
-         0, out, true);
-  }
-  pending = 0;
+  const auto ci = static_cast<std::size_t>(chunk);
+  const bool rs = p_.zero >= 1;
+  const auto kind = rs ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
+  if (pending_[ci] > 0 && dp_group_size_ > 1)
+    comm(s_dp_, collective(kind, ParallelDim::dp, group(kDp, r), pending_[ci], rs ? "dp_rs_grads" : "dp_ar_grads"), Phase::backward, -1, 0, out,
+         true);
+  if (pending_experts_[ci] > 0 && edp_group_size_ > 1)
+    comm(s_dp_,
+         collective(kind, ParallelDim::dp, group(kEdp, r), pending_experts_[ci], rs ? "dp_rs_expert_grads" : "dp_ar_expert_grads"),
+         Phase::backward, -1, 0, out, true);
+  pending_[ci] = 0;
+  pending_experts_[ci] = 0;
 }
 
 // Gradients of `chunk` completed by its last backward (or W) step go into DP buckets, launched
-// as each fills, overlapped with the rest of the backward. Without overlap the reduction is one
-// collective after the whole schedule (emit_rank).
-void Compiler::add_grads(RankId r, int chunk, double bytes, bool last, StepOps& out) {
+// as each fills, overlapped with the rest of the backward. Routed experts' gradients reduce over
+// the expert-data-parallel group instead. Without overlap the reduction is one collective after
+// the whole schedule (emit_rank).
+void Compiler::add_grads(RankId r, int chunk, double dense_bytes, double expert_bytes, bool last, StepOps& out) {
   if (!last || !p_.overlap_grad_reduce) return;
-  double& pending = pending_[static_cast<std::size_t>(chunk)];
-  pending += bytes;
-  if (pending >= p_.grad_bucket_bytes.value()) flush_bucket(r, chunk, out);
+  const auto ci = static_cast<std::size_t>(chunk);
+  pending_[ci] += dense_bytes;
+  pending_experts_[ci] += expert_bytes;
+  if (pending_[ci] + pending_experts_[ci] >= p_.grad_bucket_bytes.value()) flush_bucket(r, chunk, out);
+}
+
+void Compiler::layer_grads(RankId r, int chunk, int layer, bool last, StepOps& out) {
+  // Without EP every rank holds every expert: one group reduces all of the layer.
+  const double experts = p_.ep > 1 ? m_.routed_expert_params(layer) : 0.0;
+  add_grads(r, chunk, (m_.layer_params(layer) - experts) / p_.tp * grad_bytes_, experts / (p_.tp * p_.ep) * grad_bytes_, last, out);
 }
 
 void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool last, StepOps& out) {
@@ -301,7 +369,6 @@ void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool
   const double tb = lk_.tp_boundary_bytes.value();
   const bool tp = p_.tp > 1;
   const GroupId tg = tp ? group(kTp, r) : 0;
-  const double layer_grad = m_.layer_params() / p_.tp * grad_bytes_;
   const double embed_grad = static_cast<double>(m_.vocab * m_.hidden) / p_.tp * grad_bytes_;
 
   if (next >= 0 && layout_.owner[static_cast<std::size_t>(next)] != s) {
@@ -312,7 +379,7 @@ void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool
   }
   if (next < 0) {
     compute(head_bwd_, Phase::backward, -1, mb, out);
-    add_grads(r, chunk, embed_grad, last, out);
+    add_grads(r, chunk, embed_grad, 0, last, out);
   }
   const Block& mlp = with_weights ? mlp_bwd_ : mlp_dgrad_;
   const Block& attn = with_weights ? attn_bwd_ : attn_dgrad_;
@@ -324,7 +391,8 @@ void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool
         comm(s_tp_, collective(CollectiveKind::all_gather, ParallelDim::tp, tg, tb, blk ? "tp_ag_mlp_grad" : "tp_ag_attn_grad"),
              Phase::backward, layer, mb, out);
       if (blk == 0 && p_.recompute == Recompute::selective) compute(core_recompute_, Phase::recompute, layer, mb, out);
-      compute(blk ? mlp : attn, Phase::backward, layer, mb, out);
+      if (blk == 1 && m_.moe_layer(layer)) moe_backward_ops(r, layer, mb, with_weights, out);
+      else compute(blk ? mlp : attn, Phase::backward, layer, mb, out);
       if (tp)
         comm(s_tp_,
              collective(p_.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, ParallelDim::tp, tg, tb,
@@ -335,11 +403,11 @@ void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool
         comm(s_cp_, collective(CollectiveKind::reduce_scatter, ParallelDim::cp, group(kCp, r), lk_.cp_kv_bytes.value() * p_.cp, "cp_rs_dkv"),
              Phase::backward, layer, mb, out);
     }
-    if (with_weights) add_grads(r, chunk, layer_grad, last, out);
+    if (with_weights) layer_grads(r, chunk, layer, last, out);
   }
   if (prev < 0) {
     compute(embed_bwd_, Phase::backward, -1, mb, out);
-    add_grads(r, chunk, embed_grad, last, out);
+    add_grads(r, chunk, embed_grad, 0, last, out);
   }
   if (prev >= 0 && layout_.owner[static_cast<std::size_t>(prev)] != s)
     comm(flows_up(prev) ? s_send_grad_down_ : s_send_grad_up_,
@@ -351,12 +419,16 @@ void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool
 // A zero-bubble W step: the weight-gradient GEMMs of every layer of the chunk, no communication.
 void Compiler::weight_ops(RankId r, int mb, int chunk, bool last, StepOps& out) {
   const auto ci = static_cast<std::size_t>(chunk);
-  const double layer_grad = m_.layer_params() / p_.tp * grad_bytes_;
   for (int l = layout_.layers[ci] - 1; l >= 0; --l) {
     const int layer = layout_.first_layer[ci] + l;
-    compute(mlp_wgrad_, Phase::backward, layer, mb, out);
+    if (m_.moe_layer(layer)) {
+      compute(moe_experts_wgrad_, Phase::backward, layer, mb, out);
+      compute(moe_pre_wgrad_, Phase::backward, layer, mb, out);
+    } else {
+      compute(mlp_wgrad_, Phase::backward, layer, mb, out);
+    }
     compute(attn_wgrad_, Phase::backward, layer, mb, out);
-    add_grads(r, chunk, layer_grad, last, out);
+    layer_grads(r, chunk, layer, last, out);
   }
   if (last) flush_bucket(r, chunk, out);
 }
@@ -410,6 +482,7 @@ void Compiler::emit_rank(RankId r) {
     if (steps[i].kind == StepKind::backward || steps[i].kind == StepKind::backward_weight)
       last_weights[static_cast<std::size_t>(steps[i].chunk)] = static_cast<int>(i);
   pending_.assign(static_cast<std::size_t>(layout_.chunks), 0);
+  pending_experts_.assign(static_cast<std::size_t>(layout_.chunks), 0);
   has_dp_ = false;
 
   std::vector<OpId> frontier;
@@ -446,17 +519,24 @@ void Compiler::emit_rank(RankId r) {
   a.clear();
   const auto si = static_cast<std::size_t>(s);
   if (!p_.overlap_grad_reduce && dp_group_size_ > 1) {
-    pending_[0] = stage_params_[si] * grad_bytes_;
+    const double experts = p_.ep > 1 ? stage_expert_params_[si] : 0.0;
+    pending_[0] = (stage_params_[si] - experts) * grad_bytes_;
+    pending_experts_[0] = experts * grad_bytes_;
     flush_bucket(r, 0, a);
   }
   issue_step(r, a, frontier);
   if (has_dp_) frontier.push_back(last_dp_);
   a.clear();
   compute(optimizer_[si], Phase::optimizer, -1, 0, a);
-  if (p_.zero >= 1 && dp_group_size_ > 1) {
-    const double param_bytes = stage_params_[si] * core::bytes_per_element(e_.training.precision);
-    comm(s_dp_, collective(CollectiveKind::all_gather, ParallelDim::dp, group(kDp, r), param_bytes, "dp_ag_params"), Phase::optimizer, -1, 0,
-         a);
+  if (p_.zero >= 1) {
+    const double bpe = core::bytes_per_element(e_.training.precision);
+    const double experts = p_.ep > 1 ? stage_expert_params_[si] : 0.0;
+    if (dp_group_size_ > 1)
+      comm(s_dp_, collective(CollectiveKind::all_gather, ParallelDim::dp, group(kDp, r), (stage_params_[si] - experts) * bpe, "dp_ag_params"),
+           Phase::optimizer, -1, 0, a);
+    if (experts > 0 && edp_group_size_ > 1)
+      comm(s_dp_, collective(CollectiveKind::all_gather, ParallelDim::dp, group(kEdp, r), experts * bpe, "dp_ag_expert_params"),
+           Phase::optimizer, -1, 0, a);
   }
   issue_step(r, a, frontier);
 }
@@ -492,22 +572,42 @@ CompiledPlan Compiler::run() {
     }
   }
   s_dp_ = g_.stream("dp");
+  if (p_.ep > 1) s_ep_ = g_.stream("ep");
+  edp_group_size_ = dp_ * p_.cp / p_.ep;
 
+  const bool split_backward =
+      p_.schedule == Schedule::zero_bubble || p_.schedule == Schedule::dualpipe || p_.schedule == Schedule::dualpipev;
+  auto split = [](const std::vector<workload::KernelSpec>& ks, bool weights) {
+    std::vector<workload::KernelSpec> out;
+    for (const auto& k : ks)
+      if (k.weight_gradient == weights) out.push_back(k);
+    return out;
+  };
   attn_fwd_ = add_block("attn_fwd", lk_.attn_fwd);
   mlp_fwd_ = add_block("mlp_fwd", lk_.mlp_fwd);
   attn_bwd_ = add_block("attn_bwd", lk_.attn_bwd);
   mlp_bwd_ = add_block("mlp_bwd", lk_.mlp_bwd);
-  if (p_.schedule == Schedule::zero_bubble || p_.schedule == Schedule::dualpipe || p_.schedule == Schedule::dualpipev) {
-    auto split = [](const std::vector<workload::KernelSpec>& ks, bool weights) {
-      std::vector<workload::KernelSpec> out;
-      for (const auto& k : ks)
-        if (k.weight_gradient == weights) out.push_back(k);
-      return out;
-    };
+  if (split_backward) {
     attn_dgrad_ = add_block("attn_bwd_input", split(lk_.attn_bwd, false));
     mlp_dgrad_ = add_block("mlp_bwd_input", split(lk_.mlp_bwd, false));
     attn_wgrad_ = add_block("attn_bwd_weight", split(lk_.attn_bwd, true));
     mlp_wgrad_ = add_block("mlp_bwd_weight", split(lk_.mlp_bwd, true));
+  }
+  if (m_.is_moe()) {
+    const workload::MoeKernels mk = workload::moe_mlp(m_, shard);
+    ep_bytes_ = mk.dispatch_bytes.value();
+    moe_pre_fwd_ = add_block("moe_router_shared", mk.pre_fwd);
+    moe_experts_fwd_ = add_block("moe_experts", mk.experts_fwd);
+    moe_post_fwd_ = add_block("moe_combine", mk.post_fwd);
+    moe_post_bwd_ = add_block("moe_combine_bwd", mk.post_bwd);
+    moe_experts_bwd_ = add_block("moe_experts_bwd", mk.experts_bwd);
+    moe_pre_bwd_ = add_block("moe_router_shared_bwd", mk.pre_bwd);
+    if (split_backward) {
+      moe_experts_dgrad_ = add_block("moe_experts_bwd_input", split(mk.experts_bwd, false));
+      moe_pre_dgrad_ = add_block("moe_router_shared_bwd_input", split(mk.pre_bwd, false));
+      moe_experts_wgrad_ = add_block("moe_experts_bwd_weight", split(mk.experts_bwd, true));
+      moe_pre_wgrad_ = add_block("moe_router_shared_bwd_weight", split(mk.pre_bwd, true));
+    }
   }
   embed_fwd_ = add_block("embed_fwd", workload::embedding_fwd(m_, shard));
   embed_bwd_ = add_block("embed_bwd", workload::embedding_bwd(m_, shard));
@@ -522,8 +622,11 @@ CompiledPlan Compiler::run() {
   MemoryEstimate mem = estimate_memory(e_, dp_);
   for (int s = 0; s < p_.pp; ++s) {
     double params = mem.stages[static_cast<std::size_t>(s)].params;
+    const double experts = p_.ep > 1 ? mem.stages[static_cast<std::size_t>(s)].expert_params : 0.0;
     stage_params_.push_back(params);
-    double shard_params = p_.zero >= 1 ? params / dp_group_size_ : params;
+    stage_expert_params_.push_back(mem.stages[static_cast<std::size_t>(s)].expert_params);
+    // ZeRO-1: each rank updates its shard, dense parameters over dp*cp, routed experts over dp*cp/ep.
+    double shard_params = p_.zero >= 1 ? (params - experts) / dp_group_size_ + experts / edp_group_size_ : params;
     optimizer_.push_back(add_block(fmt::format("optimizer_stage{}", s), {workload::optimizer_step(shard_params, e_.training.precision)}));
   }
 
@@ -608,6 +711,8 @@ void check_plan(const Experiment& e) {
   if (auto why = schedule_problem(p.schedule, schedule_shape(e, dp)); !why.empty())
     fail(p.virtual_stages != 1 && why.find("virtual_stages") != std::string::npos ? "parallel.virtual_stages" : "parallel.schedule",
          fmt::format("schedule {}: {}", schedule_name(p.schedule), why));
+  if (p.ep < 1 || (p.ep > 1 && (!m.is_moe() || m.moe.experts % p.ep != 0 || dp % p.ep != 0)))
+    fail("parallel.ep", fmt::format("ep={} needs an MoE model whose experts and dp ({}) it divides", p.ep, dp));
   if (p.zero < 0 || p.zero > 1) fail("parallel.zero", fmt::format("zero: {} is not supported; allowed: 0, 1", p.zero));
   if (static_cast<std::int64_t>(e.training.global_batch / (static_cast<std::int64_t>(dp) * t.micro_batch)) > 65535)
     fail("training.global_batch", "more than 65535 micro-batches per step");

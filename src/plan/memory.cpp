@@ -10,6 +10,7 @@ workload::ShardShape shard_shape(const Experiment& e) {
   s.tp = e.parallel.tp;
   s.sequence_parallel = e.parallel.sequence_parallel;
   s.cp = e.parallel.cp;
+  s.ep = e.parallel.ep;
   s.micro_batch = e.training.micro_batch;
   s.seq_len = e.training.seq_len;
   s.precision = e.training.precision;
@@ -38,6 +39,8 @@ MemoryEstimate estimate_memory(const Experiment& e, int dp) {
   const ScheduleShape shape = schedule_shape(e, dp);
   const PipelineLayout layout = pipeline_layout(p.schedule, shape);
   const core::Bytes per_layer = workload::activation_bytes_per_layer(m, shard_shape(e), p.recompute);
+  const core::Bytes per_layer_moe =
+      m.is_moe() ? workload::activation_bytes_per_layer(m, shard_shape(e), p.recompute, true) : per_layer;
   const double tokens_local = static_cast<double>(e.training.micro_batch * e.training.seq_len / p.cp);
   const double embed = static_cast<double>(m.vocab * m.hidden);
 
@@ -46,10 +49,16 @@ MemoryEstimate estimate_memory(const Experiment& e, int dp) {
   for (int s = 0; s < p.pp; ++s) {
     StageMemory st;
     st.stage = s;
-    double params = 0;
+    double params = 0, experts = 0;  // before TP (and, for routed experts, EP) sharding
     bool starts = false, ends = false;  // holds the first / last chunk of a route
+    bool moe_layers = false;
     for (int c : layout.chunks_of(s)) {
-      params += layout.layers[static_cast<std::size_t>(c)] * m.layer_params();
+      const auto ci = static_cast<std::size_t>(c);
+      for (int l = layout.first_layer[ci]; l < layout.first_layer[ci] + layout.layers[ci]; ++l) {
+        params += m.layer_params(l) - m.routed_expert_params(l);
+        experts += m.routed_expert_params(l);
+        moe_layers = moe_layers || m.moe_layer(l);
+      }
       const bool first = layout.prev(c) < 0, last = layout.next(c) < 0;
       // The output head; a tied head shares the embedding when the same rank holds both ends.
       if (first) params += embed;
@@ -57,14 +66,25 @@ MemoryEstimate estimate_memory(const Experiment& e, int dp) {
       starts = starts || first;
       ends = ends || last;
     }
+    // Routed experts are split over the EP group; everything else is replicated across it.
     params /= p.tp;
-    st.params = params;
+    experts /= static_cast<double>(p.tp) * p.ep;
+    st.params = params + experts;
+    st.expert_params = experts;
+    params = st.params;
     st.weights = core::Bytes(params * bpe);
     st.gradients = core::Bytes(params * grad_bytes_per_param(e.training.precision));
-    double opt = params * 12;
-    if (p.zero >= 1) opt /= static_cast<double>(dp) * p.cp;
-    st.optimizer = core::Bytes(opt);
-    double act = per_layer.value() * peak_activation_layers(p.schedule, s, shape);
+    // Adam states; ZeRO-1 shards them over the ranks that hold the same parameters: dp*cp for the
+    // dense part, dp*cp/ep (the expert-data-parallel group) for the routed experts.
+    double opt = (params - experts) * 12, opt_experts = experts * 12;
+    if (p.zero >= 1) {
+      opt /= static_cast<double>(dp) * p.cp;
+      opt_experts /= static_cast<double>(dp) * p.cp / p.ep;
+    }
+    st.optimizer = core::Bytes(opt + opt_experts);
+    // Per layer and micro-batch: an MoE layer keeps more than a dense one (the widest bound).
+    const double per_layer_bytes = moe_layers ? per_layer_moe.value() : per_layer.value();
+    double act = per_layer_bytes * peak_activation_layers(p.schedule, s, shape);
     if (ends) act += tokens_local * static_cast<double>(m.vocab) / p.tp * 4;  // fp32 logits for the loss
     if (starts) act += tokens_local * static_cast<double>(m.hidden) * bpe / (p.sequence_parallel ? p.tp : 1);
     st.activations = core::Bytes(act);

@@ -1,5 +1,6 @@
 #include "inflect/workload/layer_costs.hpp"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -225,6 +226,70 @@ LayerKernels transformer_layer(const ModelSpec& m, const ShardShape& s) {
   return lk;
 }
 
+MoeKernels moe_mlp(const ModelSpec& m, const ShardShape& s) {
+  core::check_invariant(m.is_moe() && s.ep >= 1 && m.moe.experts % s.ep == 0, "moe_mlp needs an MoE model and ep | experts");
+  const Dims x = dims(m, s);
+  const double T = x.tokens;
+  const double fe = d(m.moe.expert_ffn_hidden) / s.tp;
+  const double local_experts = static_cast<double>(m.moe.experts) / s.ep;
+  MoeKernels k;
+  // The busiest rank gets imbalance x the mean; a capacity factor drops what exceeds it.
+  k.load = m.moe.capacity_factor > 0 ? std::min(m.moe.imbalance, m.moe.capacity_factor) : m.moe.imbalance;
+  const double copies = T * m.moe.top_k * k.load;  // token copies this rank's experts process
+  const double per_expert = copies / local_experts;
+  auto grouped = [&](std::string name, double rows, double n, double kk) {
+    KernelSpec g = gemm(std::move(name), rows, n, kk, x.p);
+    const auto batch = static_cast<std::int64_t>(local_experts);
+    g.cost.batch = batch;
+    g.cost.flops = Flops(g.cost.flops.value() * local_experts);
+    g.cost.bytes = Bytes(g.cost.bytes.value() * local_experts);
+    return g;
+  };
+  const double up = x.gpt ? fe : 2 * fe;  // fc1, or gate and up together
+
+  // ---- forward
+  k.pre_fwd.push_back(norm_fwd("post_attn_norm", x));
+  k.pre_fwd.push_back(gemm("router", T, m.moe.experts, x.h, x.p));
+  k.pre_fwd.push_back(memory("router_topk", 2 * T * m.moe.experts * 4, T * m.moe.experts * kAddOps, x.p));  // fp32 logits
+  if (m.moe.shared_experts > 0) {
+    const double sf = m.moe.shared_experts * fe;
+    k.pre_fwd.push_back(gemm("shared_up", T, x.gpt ? sf : 2 * sf, x.h, x.p));
+    k.pre_fwd.push_back(memory("shared_act", 3 * T * sf * x.bpe, T * sf * kSwigluOps, x.p));
+    k.pre_fwd.push_back(gemm("shared_down", T, x.h, sf, x.p));
+  }
+  k.pre_fwd.push_back(memory("moe_permute", 2 * T * m.moe.top_k * x.h * x.bpe, 0, x.p));
+  k.experts_fwd.push_back(grouped("experts_up", per_expert, up, x.h));
+  k.experts_fwd.push_back(memory("experts_act", 3 * copies * fe * x.bpe, copies * fe * kSwigluOps, x.p));
+  k.experts_fwd.push_back(grouped("experts_down", per_expert, x.h, fe));
+  k.post_fwd.push_back(memory("moe_unpermute_combine", (T * m.moe.top_k + T) * x.h * x.bpe, T * m.moe.top_k * x.h * 2, x.p));
+  k.post_fwd.push_back(block_out_fwd("mlp", x));
+
+  // ---- backward (post, experts, pre)
+  block_out_bwd(k.post_bwd, "mlp", x);
+  k.post_bwd.push_back(memory("moe_unpermute_combine_bwd", (T * m.moe.top_k + T) * x.h * x.bpe, T * m.moe.top_k * x.h * 2, x.p));
+  auto grouped_bwd = [&](const std::string& name, double rows, double n, double kk) {
+    k.experts_bwd.push_back(grouped(name + "_dgrad", rows, kk, n));
+    k.experts_bwd.push_back(grouped(name + "_wgrad", kk, n, rows));
+    k.experts_bwd.back().weight_gradient = true;
+  };
+  grouped_bwd("experts_down", per_expert, x.h, fe);
+  k.experts_bwd.push_back(memory("experts_act_bwd", 5 * copies * fe * x.bpe, 2 * copies * fe * kSwigluOps, x.p));
+  grouped_bwd("experts_up", per_expert, up, x.h);
+  k.pre_bwd.push_back(memory("moe_permute_bwd", 2 * T * m.moe.top_k * x.h * x.bpe, 0, x.p));
+  if (m.moe.shared_experts > 0) {
+    const double sf = m.moe.shared_experts * fe;
+    gemm_bwd(k.pre_bwd, "shared_down", T, x.h, sf, x.p);
+    k.pre_bwd.push_back(memory("shared_act_bwd", 5 * T * sf * x.bpe, 2 * T * sf * kSwigluOps, x.p));
+    gemm_bwd(k.pre_bwd, "shared_up", T, x.gpt ? sf : 2 * sf, x.h, x.p);
+  }
+  gemm_bwd(k.pre_bwd, "router", T, m.moe.experts, x.h, x.p);
+  k.pre_bwd.push_back(norm_bwd("post_attn_norm_bwd", x));
+  k.pre_bwd.push_back(residual_grad_add("mlp", x));
+
+  k.dispatch_bytes = Bytes(T * m.moe.top_k * k.load * x.h * x.bpe / (s.sequence_parallel ? s.tp : 1));
+  return k;
+}
+
 std::vector<KernelSpec> embedding_fwd(const ModelSpec& m, const ShardShape& s) {
   const Dims x = dims(m, s);
   std::vector<KernelSpec> out;
@@ -286,7 +351,7 @@ KernelSpec optimizer_step(double params, core::Precision precision) {
   return memory("adam_step", params * per_param, params * kAdamOps, core::Precision::fp32);
 }
 
-core::Bytes activation_bytes_per_layer(const ModelSpec& m, const ShardShape& s, Recompute r) {
+core::Bytes activation_bytes_per_layer(const ModelSpec& m, const ShardShape& s, Recompute r, bool moe_layer) {
   // Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models",
   // eqs. 1-2 and Table 2, for 16-bit activations with 1-byte dropout masks:
   //   no TP:          s*b*h*(34 + 5*a*s/h)
@@ -319,6 +384,11 @@ core::Bytes activation_bytes_per_layer(const ModelSpec& m, const ShardShape& s, 
       bytes = (s.sequence_parallel ? sbh * 34 / t : sbh * (10 + 24 / t)) + sl * b * a / t * 4;
       break;
   }
+  if (moe_layer && m.is_moe() && r != Recompute::full) {
+    const double load = m.moe.capacity_factor > 0 ? std::min(m.moe.imbalance, m.moe.capacity_factor) : m.moe.imbalance;
+    const double width = (m.moe.top_k * load + m.moe.shared_experts) * d(m.moe.expert_ffn_hidden) / (4 * h);
+    bytes += sbh * 16 * (width - 1) / t + 2 * m.moe.top_k * load * sbh / (s.sequence_parallel ? t : 1);
+  }
   return core::Bytes(bytes * scale);
 }
 
@@ -327,7 +397,9 @@ double model_flops_per_token(const ModelSpec& m, std::int64_t seq_len) {
   // take part in matmuls: every layer's parameters plus the output head (vocab*hidden, tied or
   // not); the input embedding is a lookup, not a matmul. The attention term counts the full
   // (non-causal) score matrix, by that convention.
-  const double n = static_cast<double>(m.layers) * m.layer_params() + d(m.vocab) * d(m.hidden);
+  // For mixture-of-experts models N counts the weights a token uses (router, top_k and shared
+  // experts), as DeepSeek-V3 and Megatron-Core report MoE MFU.
+  const double n = m.active_all_layer_params() + d(m.vocab) * d(m.hidden);
   return 6 * n + 12.0 * m.layers * d(m.hidden) * d(seq_len);
 }
 

@@ -30,6 +30,43 @@ double ModelSpec::layer_params() const {
   return p;
 }
 
+double ModelSpec::expert_params() const {
+  const double h = static_cast<double>(hidden);
+  const double f = static_cast<double>(moe.expert_ffn_hidden);
+  double p = (mlp == MlpKind::swiglu ? 3.0 : 2.0) * h * f;
+  if (gpt_style(*this)) p += f + h;  // fc1 and fc2 biases
+  return p;
+}
+
+double ModelSpec::layer_params(int layer) const {
+  if (!moe_layer(layer)) return layer_params();
+  const double h = static_cast<double>(hidden);
+  const double f = static_cast<double>(ffn_hidden);
+  double dense_mlp = (mlp == MlpKind::swiglu ? 3.0 : 2.0) * h * f;
+  if (gpt_style(*this)) dense_mlp += f + h;
+  const double router = h * moe.experts;
+  return layer_params() - dense_mlp + router + (moe.experts + moe.shared_experts) * expert_params();
+}
+
+double ModelSpec::routed_expert_params(int layer) const { return moe_layer(layer) ? moe.experts * expert_params() : 0.0; }
+
+double ModelSpec::active_layer_params(int layer) const {
+  if (!moe_layer(layer)) return layer_params();
+  return layer_params(layer) - (moe.experts - moe.top_k) * expert_params();
+}
+
+double ModelSpec::all_layer_params() const {
+  double p = 0;
+  for (int l = 0; l < layers; ++l) p += layer_params(l);
+  return p;
+}
+
+double ModelSpec::active_all_layer_params() const {
+  double p = 0;
+  for (int l = 0; l < layers; ++l) p += active_layer_params(l);
+  return p;
+}
+
 double ModelSpec::embedding_params() const {
   const double h = static_cast<double>(hidden);
   double p = static_cast<double>(vocab) * h;                   // token embedding
@@ -40,8 +77,8 @@ double ModelSpec::embedding_params() const {
 
 double ModelSpec::final_norm_params() const { return norm_params(*this); }
 
-double ModelSpec::params() const {
-  return static_cast<double>(layers) * layer_params() + embedding_params() + final_norm_params();
-}
+double ModelSpec::params() const { return all_layer_params() + embedding_params() + final_norm_params(); }
+
+double ModelSpec::active_params() const { return active_all_layer_params() + embedding_params() + final_norm_params(); }
 
 }  // namespace inflect::workload

@@ -48,10 +48,11 @@ struct Config {
   std::string recompute = "none";
   std::string schedule = "1f1b";
   int virtual_stages = 1;
+  int ep = 1;
 
   std::string label() const {
-    return fmt::format("{} x{} {} tp{} pp{} dp{}{} zero{} recompute={} {} v{} mb{} m={}", topology, nodes, model, tp, pp, dp,
-                       sp ? " sp" : "", zero, recompute, schedule, virtual_stages, micro_batch, micro_batches);
+    return fmt::format("{} x{} {} tp{} pp{} dp{}{} zero{} recompute={} {} v{} ep{} mb{} m={}", topology, nodes, model, tp, pp, dp,
+                       sp ? " sp" : "", zero, recompute, schedule, virtual_stages, ep, micro_batch, micro_batches);
   }
 };
 
@@ -62,9 +63,9 @@ Experiment load(const Config& c) {
       "cluster: {{topology: topologies/{}.yaml, nodes: {}}}\n"
       "model: {}\n"
       "training: {{seq_len: {}, global_batch: {}, micro_batch: {}, precision: bf16}}\n"
-      "parallel: {{tp: {}, pp: {}, dp: {}, sequence_parallel: {}, zero: {}, recompute: {}, schedule: {}, virtual_stages: {}}}\n",
+      "parallel: {{tp: {}, pp: {}, dp: {}, sequence_parallel: {}, zero: {}, recompute: {}, schedule: {}, virtual_stages: {}, ep: {}}}\n",
       c.topology, c.nodes, c.model, c.seq_len, c.dp * c.micro_batch * c.micro_batches, c.micro_batch, c.tp, c.pp, c.dp,
-      c.sp ? "true" : "false", c.zero, c.recompute, c.schedule, c.virtual_stages);
+      c.sp ? "true" : "false", c.zero, c.recompute, c.schedule, c.virtual_stages, c.ep);
   return inflect::io::parse_experiment(inflect::io::load_yaml_string(yaml, "prop.yaml"), INFLECT_SOURCE_DIR);
 }
 
@@ -81,6 +82,7 @@ const char* kLlama4 = "{preset: llama3-8b, layers: 4}";
 const char* kLlama8 = "{preset: llama3-8b, layers: 8}";
 const char* kGpt4 = "{preset: gpt-1.7b, layers: 4}";
 const char* kGpt8 = "{preset: gpt-1.7b, layers: 8}";
+const char* kMoe4 = "{preset: mixtral-8x7b, layers: 4, moe: {first_dense_layers: 1, shared_experts: 1, imbalance: 1.5}}";
 
 /// Small symmetric configurations (8..128 GPUs) covering the three node kinds, tp/pp/dp mixes,
 /// zero 0/1, sp on/off and every recompute mode.
@@ -124,6 +126,13 @@ std::vector<Config> small_configs() {
   v.back().schedule = "dualpipe";
   v.back().micro_batches = 8;
   add("mi300x", 4, kGpt8, 2, 4, 4, false, 1, "none");
+  v.back().schedule = "dualpipev";
+  v.back().micro_batches = 8;
+  // Mixture of experts with expert parallelism folded in data parallelism, dense first layer.
+  add("dgx-h100", 2, kMoe4, 2, 2, 4, true, 1, "selective");
+  v.back().ep = 2;
+  add("mi300x", 2, kMoe4, 1, 2, 8, false, 0, "none");
+  v.back().ep = 4;
   v.back().schedule = "dualpipev";
   v.back().micro_batches = 8;
   return v;

@@ -42,10 +42,11 @@ bool same_shape(const ModelSpec& a, const ModelSpec& b) {
 
 }  // namespace
 
-TEST_CASE("model presets: the fourteen bundled shapes, sorted, each loadable") {
-  // gpt3-175b, three Llama 3 sizes and the ten GPT sizes of Narayanan et al. 2021 Table 1.
+TEST_CASE("model presets: the eighteen bundled shapes, sorted, each loadable") {
+  // gpt3-175b, three Llama 3 sizes, the ten GPT sizes of Narayanan et al. 2021 Table 1, and four
+  // mixtures of experts (Mixtral 8x7B and 8x22B, DeepSeek-V3, a ZAYA1-like model).
   auto names = model_preset_names();
-  CHECK(names.size() == 14);
+  CHECK(names.size() == 18);
   CHECK(std::is_sorted(names.begin(), names.end()));
   for (const auto& n : names) {
     ModelSpec m = model_preset(n);
@@ -144,4 +145,30 @@ TEST_CASE("validation experiments restate their cases.yaml entry faithfully") {
     ++checked;
   }
   CHECK(checked == static_cast<int>(cases.raw()["cases"].size()));
+}
+
+TEST_CASE("MoE presets reproduce their published total and active parameter counts") {
+  // Published to two or three digits: Mixtral 8x7B 46.7B / 12.9B (Jiang et al. 2024), 8x22B
+  // 141B / 39B (Mistral), DeepSeek-V3 671B / 37B (its attention is approximated, see the preset:
+  // within 1% total and 5% active), ZAYA1 8.3B / 760M (the ZAYA1-like preset is sized to them).
+  struct Row { const char* name; double total, active, tol_total, tol_active; };
+  for (Row r : {Row{"mixtral-8x7b", 46.7e9, 12.9e9, 0.05e9, 0.05e9}, Row{"mixtral-8x22b", 141e9, 39e9, 0.5e9, 0.5e9},
+                Row{"deepseek-v3", 671e9, 37e9, 6.7e9, 1.85e9}, Row{"zaya1-like", 8.3e9, 0.76e9, 0.05e9, 0.005e9}}) {
+    ModelSpec m = model_preset(r.name);
+    CHECK(m.is_moe());
+    CHECK_MESSAGE(std::abs(m.params() - r.total) <= r.tol_total, r.name << " has " << m.params());
+    CHECK_MESSAGE(std::abs(m.active_params() - r.active) <= r.tol_active, r.name << " has " << m.active_params() << " active");
+  }
+}
+
+TEST_CASE("model.moe: required keys, overrides over a preset, and bad values") {
+  ModelSpec m = parse("preset: mixtral-8x7b\nmoe: {top_k: 1, imbalance: 1.25}\n");
+  CHECK(m.moe.experts == 8);
+  CHECK(m.moe.top_k == 1);
+  CHECK(m.moe.imbalance == 1.25);
+  expect_error("preset: llama3-8b\nmoe: {experts: 8}\n", "missing required key 'top_k'");
+  expect_error("preset: mixtral-8x7b\nmoe: {top_k: 9}\n", "top_k: 9 exceeds the 8 experts");
+  expect_error("preset: mixtral-8x7b\nmoe: {capacity_factor: 0.5}\n", "must be 0 (dropless) or at least 1");
+  expect_error("preset: mixtral-8x7b\nmoe: {imbalance: 0.9}\n", "must be at least 1");
+  expect_error("preset: mixtral-8x7b\nmoe: {expert: 8}\n", "unknown key 'expert'");
 }

@@ -47,6 +47,9 @@ struct ParallelPlan {
   int pp = 1;
   int dp = 0;  // 0 = derive: devices / (tp * pp * cp)
   int cp = 1;
+  /// Expert parallelism, folded inside data parallelism as Megatron-Core does: each group of ep
+  /// consecutive data-parallel ranks splits the routed experts; must divide dp and the experts.
+  int ep = 1;
   bool sequence_parallel = false;
   Schedule schedule = Schedule::one_f_one_b;
   int virtual_stages = 1;  // model chunks per pipeline rank for the interleaved schedule

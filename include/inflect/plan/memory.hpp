@@ -26,6 +26,7 @@ namespace inflect::plan {
 struct StageMemory {
   int stage = 0;
   double params = 0;  // parameters held by one rank of the stage
+  double expert_params = 0;  // of which routed experts (sharded by tp and ep)
   core::Bytes weights, gradients, optimizer, activations, buffers;
   core::Bytes total() const { return weights + gradients + optimizer + activations + buffers; }
 };

@@ -19,6 +19,7 @@ struct ShardShape {
   int tp = 1;
   bool sequence_parallel = false;
   int cp = 1;
+  int ep = 1;  // expert-parallel degree: each rank holds experts/ep routed experts
   std::int64_t micro_batch = 1;  // sequences per micro-batch
   std::int64_t seq_len = 0;      // full sequence length (before CP split)
   core::Precision precision = core::Precision::bf16;
@@ -50,6 +51,26 @@ struct LayerKernels {
 /// attention 2.5x forward FLOPs. Deterministic; FLOPs in FLOP, bytes of HBM traffic.
 LayerKernels transformer_layer(const ModelSpec& m, const ShardShape& s);
 
+/// The MLP of a mixture-of-experts layer as one rank runs it, in three pieces split by the EP
+/// all-to-alls (token dispatch before the routed experts, combine after):
+///   pre      norm, router GEMM (h x experts, replicated) and top-k, the shared experts on every
+///            local token, and the permutation of routed token copies into expert order;
+///   experts  grouped GEMMs of the rank's experts/ep experts over the token copies routed to them:
+///            T*top_k copies per rank when balanced, times the imbalance (capped by the capacity
+///            factor when there is one) on the busiest rank, which the step waits for;
+///   post     un-permutation, the top-k weighted sum and the block output.
+/// Backward runs post, experts, pre in that order. Expert GEMMs are TP-sharded like the dense MLP.
+struct MoeKernels {
+  std::vector<KernelSpec> pre_fwd, experts_fwd, post_fwd;
+  std::vector<KernelSpec> post_bwd, experts_bwd, pre_bwd;
+  /// Bytes each rank puts into one dispatch (and one combine) all-to-all: its T*top_k token
+  /// copies of h elements (/tp with SP), times the imbalance of the busiest rank.
+  core::Bytes dispatch_bytes;
+  /// Token copies the busiest rank's experts process, over the balanced T*top_k.
+  double load = 1;
+};
+MoeKernels moe_mlp(const ModelSpec& m, const ShardShape& s);
+
 /// Input embedding lookup (forward) and its gradient (backward) on the first stage.
 std::vector<KernelSpec> embedding_fwd(const ModelSpec& m, const ShardShape& s);
 std::vector<KernelSpec> embedding_bwd(const ModelSpec& m, const ShardShape& s);
@@ -67,7 +88,10 @@ enum class Recompute : unsigned char { none, selective, full };
 /// (Korthikanti et al. 2022: s*b*h*(34 + 5*a*s/h) without TP; /t with TP+SP; with TP but no SP
 /// s*b*h*(10 + 24/t + 5*a*s/(h*t)); selective drops the 5as/h attention part; full keeps only the
 /// layer input, 2sbh / (t if SP)). s is the local s/cp. Bytes for 16-bit activations; x2 for fp32.
-core::Bytes activation_bytes_per_layer(const ModelSpec& m, const ShardShape& s, Recompute r);
+/// For an MoE layer (`moe_layer`) the MLP's ffn-wide terms (16 s*b*h of a 4h MLP) scale with the
+/// routed and shared expert width a token passes through, (top_k*load + shared)*expert_ffn/(4h),
+/// and the permuted token copies add 2*top_k*s*b*h.
+core::Bytes activation_bytes_per_layer(const ModelSpec& m, const ShardShape& s, Recompute r, bool moe_layer = false);
 
 /// Model FLOPs per token of one training step (forward + backward, no recomputation), by the PaLM
 /// convention: 6*N + 12*layers*hidden*seq_len, N = layers*layer_params() + vocab*hidden (every
