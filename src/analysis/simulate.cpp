@@ -48,6 +48,30 @@ plan::CompileOptions compile_options(const SimulateOptions& o) {
   return co;
 }
 
+// A plan whose memory does not fit: its memory and why, no timing.
+RunReport not_simulated(const plan::Experiment& e, const plan::MemoryEstimate& mem) {
+  plan::CompileOptions co;
+  co.fidelity = plan::Fidelity::symmetric;  // only for the plan summary; cheap
+  RunReport r;
+  r.name = e.name;
+  r.model = e.workload.model->name;
+  r.device = e.cluster.device.name;
+  r.topology = e.cluster.topology.name;
+  r.nodes = e.cluster.nodes;
+  r.devices = e.cluster.devices();
+  r.plan = plan::compile(e, co).summary;
+  r.simulated = false;
+  r.memory = memory_report(mem);
+  r.peak_tflops_per_gpu = e.cluster.device.peak(e.training.precision).value() / 1e12;
+  std::string largest;
+  for (std::size_t i = 0; i < r.memory.parts.size() && i < 3; ++i)
+    largest += fmt::format("{}{} {:.1f} GiB", i ? ", " : "", r.memory.parts[i].name, r.memory.parts[i].bytes / 1073741824.0);
+  r.not_simulated = fmt::format("peak memory {:.1f} GiB (pipeline stage {}) exceeds the {:.1f} GiB of {} by {:.1f} GiB; largest: {}",
+                                r.memory.peak_bytes / 1073741824.0, r.memory.peak_stage, r.memory.capacity_bytes / 1073741824.0,
+                                r.device, r.memory.over_by_bytes / 1073741824.0, largest);
+  return r;
+}
+
 }  // namespace
 
 RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGraph& graph, const plan::MemoryEstimate* memory,
@@ -138,6 +162,9 @@ RunReport simulate(const plan::Experiment& e, const SimulateOptions& options) {
     workload::ExecutionGraph g = load_trace(e.workload.trace_file);
     r = simulate_graph(e, g, nullptr, "trace", options);
   } else {
+    plan::check_plan(e);
+    const plan::MemoryEstimate mem = plan::estimate_memory(e, plan::derive_dp(e));
+    if (!mem.fits() && !options.simulate_over_memory) return not_simulated(e, mem);
     plan::CompiledPlan cp = plan::compile(e, compile_options(options));
     const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     r = simulate_graph(e, cp.graph, &cp.memory, cp.summary, options);

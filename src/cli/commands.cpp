@@ -40,17 +40,24 @@ int cmd_run(const RunArgs& a) {
   analysis::SimulateOptions so;
   so.fidelity = parse_fidelity(a.fidelity);
   so.fuse_blocks = !a.unfused;
+  so.simulate_over_memory = a.ignore_memory;
   const bool write_files = !a.json || a.out_given;
   io::ChromeTraceWriter trace(a.trace_ranks);
   if (write_files && !a.no_trace) so.observer = &trace;
   analysis::RunReport r = analysis::simulate(e, so);
+  const bool traced = !a.no_trace && r.simulated;
   if (write_files) {
     make_dir(a.out_dir);
     write_file((std::filesystem::path(a.out_dir) / "report.json").string(), io::report_to_json(r) + "\n");
-    if (!a.no_trace) trace.write((std::filesystem::path(a.out_dir) / "trace.json").string());
+    if (traced) trace.write((std::filesystem::path(a.out_dir) / "trace.json").string());
   }
   if (a.json) {
     std::fputs((io::report_to_json(r) + "\n").c_str(), stdout);
+  } else if (a.oneline && !r.simulated) {
+    std::fputs(fmt::format("{:<28} {:>6} GPUs {:<10} {:<44} NOT SIMULATED: does not fit (mem {:5.1f}/{:.0f} GiB)\n", r.name, r.devices,
+                           r.device, r.plan, r.memory.peak_bytes / 1073741824.0, r.memory.capacity_bytes / 1073741824.0)
+                   .c_str(),
+               stdout);
   } else if (a.oneline) {
     std::fputs(fmt::format("{:<28} {:>6} GPUs {:<10} {:<44} step {:8.3f} s  {:>10.0f} tok/s  {:6.1f} TFLOP/s/GPU  MFU {:5.1f}%  "
                            "mem {:5.1f}/{:.0f} GiB{}\n",
@@ -62,7 +69,7 @@ int cmd_run(const RunArgs& a) {
   } else {
     std::fputs(io::format_summary(r).c_str(), stdout);
     if (write_files)
-      std::fputs(fmt::format("\nwrote {0}/report.json{1}\n", a.out_dir, a.no_trace ? "" : fmt::format(" and {}/trace.json", a.out_dir)).c_str(),
+      std::fputs(fmt::format("\nwrote {0}/report.json{1}\n", a.out_dir, !traced ? "" : fmt::format(" and {}/trace.json", a.out_dir)).c_str(),
                  stdout);
   }
   return 0;

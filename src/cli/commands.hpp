@@ -15,6 +15,7 @@ struct RunArgs {
   int trace_ranks = 64;
   bool no_trace = false;
   bool oneline = false;
+  bool ignore_memory = false;
 };
 
 int cmd_run(const RunArgs& a);

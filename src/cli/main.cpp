@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--trace-ranks", run.trace_ranks, "ranks kept in trace.json (default 64)")->check(CLI::PositiveNumber);
   run_cmd->add_flag("--no-trace", run.no_trace, "do not write trace.json");
   run_cmd->add_flag("--oneline", run.oneline, "print a one-line summary instead of the full one");
+  run_cmd->add_flag("--ignore-memory", run.ignore_memory,
+                    "simulate a plan whose memory does not fit (by default it is reported, not simulated)");
 
   std::string validate_file;
   auto* validate_cmd = app.add_subcommand("validate", "check an experiment file; simulates nothing");

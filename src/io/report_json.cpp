@@ -27,16 +27,20 @@ std::string report_to_json(const analysis::RunReport& r, bool include_volatile) 
   j["nodes"] = r.nodes;
   j["devices"] = r.devices;
   j["plan"] = r.plan;
+  j["simulated"] = r.simulated;
+  if (!r.simulated) j["not_simulated"] = r.not_simulated;
 
-  j["step_time_s"] = number(r.step_time_s);
+  // Not simulated: every timing figure is null, not 0.
+  auto timed = [&](double v) { return r.simulated ? number(v) : Json(nullptr); };
+  j["step_time_s"] = timed(r.step_time_s);
   j["tokens_per_step"] = number(r.tokens_per_step);
-  j["tokens_per_s"] = number(r.tokens_per_s);
+  j["tokens_per_s"] = timed(r.tokens_per_s);
   j["model_flops_per_step"] = number(r.model_flops_per_step);
-  j["hardware_flops_per_step"] = number(r.hardware_flops_per_step);
-  j["model_tflops_per_gpu"] = number(r.model_tflops_per_gpu);
-  j["hardware_tflops_per_gpu"] = number(r.hardware_tflops_per_gpu);
+  j["hardware_flops_per_step"] = timed(r.hardware_flops_per_step);
+  j["model_tflops_per_gpu"] = timed(r.model_tflops_per_gpu);
+  j["hardware_tflops_per_gpu"] = timed(r.hardware_tflops_per_gpu);
   j["peak_tflops_per_gpu"] = number(r.peak_tflops_per_gpu);
-  j["mfu"] = number(r.mfu);
+  j["mfu"] = timed(r.mfu);
 
   const auto& m = r.memory;
   Json mem;
@@ -64,17 +68,17 @@ std::string report_to_json(const analysis::RunReport& r, bool include_volatile) 
 
   const auto& b = r.breakdown;
   Json br;
-  br["compute_s"] = number(b.compute_s);
+  br["compute_s"] = timed(b.compute_s);
   Json comm;
-  comm["total"] = number(b.exposed_comm_s.total());
-  comm["dp"] = number(b.exposed_comm_s.dp);
-  comm["tp"] = number(b.exposed_comm_s.tp);
-  comm["pp"] = number(b.exposed_comm_s.pp);
-  comm["cp"] = number(b.exposed_comm_s.cp);
-  comm["ep"] = number(b.exposed_comm_s.ep);
+  comm["total"] = timed(b.exposed_comm_s.total());
+  comm["dp"] = timed(b.exposed_comm_s.dp);
+  comm["tp"] = timed(b.exposed_comm_s.tp);
+  comm["pp"] = timed(b.exposed_comm_s.pp);
+  comm["cp"] = timed(b.exposed_comm_s.cp);
+  comm["ep"] = timed(b.exposed_comm_s.ep);
   br["exposed_comm_s"] = std::move(comm);
-  br["bubble_s"] = number(b.bubble_s);
-  br["other_s"] = number(b.other_s);
+  br["bubble_s"] = timed(b.bubble_s);
+  br["other_s"] = timed(b.other_s);
   br["critical_rank"] = b.critical_rank_note;
   j["breakdown"] = std::move(br);
 
@@ -135,6 +139,16 @@ std::string format_summary(const analysis::RunReport& r) {
 
   out += fmt::format("{}: {} on {} x {} ({}, {} nodes)\n", r.name, r.model, r.devices, r.device, r.topology, r.nodes);
   out += fmt::format("plan: {}\n\n", r.plan);
+
+  if (!r.simulated) {
+    out += fmt::format("  NOT SIMULATED: {}\n", r.not_simulated);
+    out += "  (reduce memory: recompute, ZeRO, more tp/pp, smaller micro_batch; or simulate anyway with --ignore-memory)\n\n";
+    const auto& m = r.memory;
+    out += fmt::format("    (largest rank: pipeline stage {})\n", m.peak_stage);
+    for (const auto& p : m.parts)
+      out += fmt::format("    {:<22}{:>12}  {}\n", p.name, gib(p.bytes), share(p.bytes, m.peak_bytes));
+    return out;
+  }
 
   row("step time", duration(r.step_time_s));
   row("tokens/s", si(r.tokens_per_s, "tokens/s"));

@@ -21,6 +21,8 @@
 #include "inflect/io/yaml_reader.hpp"
 #include "inflect/workload/graph_json.hpp"
 
+#include <nlohmann/json.hpp>
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -408,4 +410,37 @@ TEST_CASE("every schedule on ideal links: step = compute + bubble; zero-bubble a
   CHECK(il4 / one == doctest::Approx(0.25).epsilon(0.05));
   CHECK(dp < one);
   CHECK(dv < one);
+}
+
+TEST_CASE("a plan whose memory does not fit is reported, not simulated (unless asked)") {
+  // Llama-3-405B on one DGX H100 with tp8: 405B parameters / 8 at 16 B each (bf16 weights, fp32
+  // grads, Adam) is ~810 GB per GPU against 80.
+  inflect::io::set_project_root(INFLECT_SOURCE_DIR);
+  const std::string yaml =
+      "name: too-big\n"
+      "cluster: {topology: topologies/dgx-h100.yaml, nodes: 1}\n"
+      "model: {preset: llama3-405b}\n"
+      "training: {seq_len: 8192, global_batch: 8, micro_batch: 1}\n"
+      "parallel: {tp: 8}\n";
+  const Experiment e = inflect::io::parse_experiment(inflect::io::load_yaml_string(yaml, "too-big.yaml"), INFLECT_SOURCE_DIR);
+  const RunReport r = sim(e);
+  CHECK_FALSE(r.simulated);
+  CHECK_FALSE(r.memory.fits);
+  CHECK(r.memory.over_by_bytes > 700e9);
+  CHECK(r.step_time_s == 0);
+  CHECK(r.not_simulated.find("exceeds") != std::string::npos);
+  CHECK(r.not_simulated.find("optimizer") != std::string::npos);  // the largest consumers are named
+  const auto j = nlohmann::json::parse(inflect::io::report_to_json(r));
+  CHECK(j["simulated"] == false);
+  CHECK(j["step_time_s"].is_null());
+  CHECK(j["mfu"].is_null());
+  CHECK(j["memory"]["fits"] == false);
+  CHECK(j["memory"]["over_by_bytes"].get<double>() > 700e9);
+
+  SimulateOptions anyway;
+  anyway.simulate_over_memory = true;
+  const RunReport forced = inflect::analysis::simulate(e, anyway);
+  CHECK(forced.simulated);
+  CHECK(forced.step_time_s > 0);
+  CHECK_FALSE(forced.memory.fits);
 }

@@ -55,6 +55,10 @@ struct RunReport {
   int nodes = 0;
   int devices = 0;
   std::string plan;  // e.g. "tp8 pp16 dp8 cp1 sp zero1 1f1b recompute=full mb1"
+  /// False when the plan was not run (its memory does not fit); the timing fields are then 0 and
+  /// report.json writes them as null; `not_simulated` says why.
+  bool simulated = true;
+  std::string not_simulated;
 
   double step_time_s = 0;
   double tokens_per_step = 0;

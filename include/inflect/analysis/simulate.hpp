@@ -11,6 +11,10 @@ struct SimulateOptions {
   plan::Fidelity fidelity = plan::Fidelity::symmetric;
   bool fuse_blocks = true;
   sim::Observer* observer = nullptr;  // e.g. the Chrome trace writer
+  /// Simulate a plan whose peak memory exceeds the device's HBM. Off by default: such a plan is
+  /// reported with its memory (what does not fit, and by how much) and no step time, never
+  /// timed as if it fitted. On, its figures describe a device with enough memory.
+  bool simulate_over_memory = false;
 };
 
 /// Compiles (or loads the trace of) an experiment, runs the engine once, and reports.
