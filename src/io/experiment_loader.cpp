@@ -286,10 +286,18 @@ void read_parallel(const Seen& seen, plan::Experiment& e) {
 
   Node zero = seen.value("parallel.zero");
   p.zero = static_cast<int>(read_int(zero, option("parallel.zero")));
-  if (p.zero > 1)
-    zero.fail(fmt::format("zero={} is not supported yet; supported: 0 (all-reduce of gradients), 1 "
-                          "(distributed optimizer: reduce-scatter of gradients, all-gather of parameters)",
-                          p.zero));
+  p.fsdp = seen.value("parallel.fsdp").as_bool();
+  if (p.fsdp) {
+    if (seen.has("parallel.zero") && p.zero != 3)
+      zero.fail(fmt::format("zero={} contradicts fsdp: true, which shards parameters, gradients and optimizer states (zero 3); "
+                            "drop one of them",
+                            p.zero));
+    p.zero = 3;
+  }
+  p.reshard_after_forward = seen.value("parallel.reshard_after_forward").as_bool();
+  if (seen.has("parallel.reshard_after_forward") && p.zero < 3)
+    seen.at("parallel.reshard_after_forward").fail("reshard_after_forward applies to sharded parameters only (zero: 3 or fsdp: true)");
+  p.shard_group = static_cast<int>(read_int(seen.value("parallel.shard_group"), option("parallel.shard_group")));
 
   std::string rc = seen.value("parallel.recompute").as_choice(option("parallel.recompute").allowed);
   p.recompute = rc == "full" ? plan::Recompute::full : rc == "selective" ? plan::Recompute::selective : plan::Recompute::none;
@@ -380,6 +388,17 @@ void check_plan(const Seen& seen, plan::Experiment& e) {
                             m->name, divisors_up_to(m->layers, m->layers)));
   }
 
+  if (p.zero >= 2 && p.ep > 1)
+    seen.at("parallel.zero")
+        .fail(fmt::format("zero={} with expert parallelism (ep={}) is not supported yet; supported with ep > 1: 0, 1", p.zero, p.ep));
+  if (p.shard_group > 0) {
+    if (p.zero == 0)
+      seen.at("parallel.shard_group").fail("shard_group shards within groups and needs zero >= 1 (or fsdp: true)");
+    const std::int64_t group = std::int64_t{p.dp} * p.cp;
+    if (group % p.shard_group != 0)
+      seen.at("parallel.shard_group")
+          .fail(fmt::format("shard_group={} does not divide dp*cp = {}; allowed: {}", p.shard_group, group, divisors_up_to(group, group)));
+  }
   if (p.ep > 1) {
     const auto& m = e.workload.model;
     if (!m || !m->is_moe())

@@ -118,9 +118,21 @@ std::vector<OptionSpec> build() {
                       "Model chunks per pipeline rank for the interleaved schedule (Megatron's "
                       "virtual pipeline size); layers must divide into pp * virtual_stages chunks."));
   t.push_back(integer("parallel.zero", "", D::value, "0", 0, 3,
-                      "ZeRO stage: 0 = all-reduce of gradients, 1 = distributed optimizer "
-                      "(reduce-scatter of gradients, all-gather of parameters). 2 and 3 are not "
-                      "supported yet."));
+                      "ZeRO stage: 0 = all-reduce of gradients; 1 = optimizer states sharded "
+                      "(Megatron's distributed optimizer: reduce-scatter of gradients, all-gather of "
+                      "parameters after the step); 2 = gradients sharded too (reduce-scatter every "
+                      "micro-batch); 3 = parameters sharded too (all-gathered per layer, one layer "
+                      "ahead, in forward and again in backward)."));
+  t.push_back(opt("parallel.fsdp", T::boolean, "", D::value, "false",
+                  "PyTorch FSDP: the same as zero: 3."));
+  t.push_back(opt("parallel.reshard_after_forward", T::boolean, "", D::value, "true",
+                  "ZeRO-3/FSDP: free gathered parameters after each layer's forward and gather them "
+                  "again for backward; false keeps them (FSDP's SHARD_GRAD_OP: more memory, one "
+                  "gather)."));
+  t.push_back(integer("parallel.shard_group", "ranks", D::value, "0", 0, kMaxNodes * 64,
+                      "Hybrid sharding (HSDP): shard within groups of this many data-parallel ranks, "
+                      "replicate across groups (an all-reduce of the gradient shards between "
+                      "replicas); 0 = shard over all of dp*cp. Needs zero >= 1."));
   t.push_back(choice("parallel.recompute", {"none", "selective", "full"}, "none",
                      "Activation recomputation: selective recomputes attention's core, full whole layers."));
   OptionSpec order = opt("parallel.order", T::list, "", D::value, "[tp, cp, pp, dp]",

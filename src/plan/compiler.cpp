@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 #include <unordered_map>
 
@@ -47,12 +48,13 @@ struct PendingOp {
   std::int16_t layer = -1;
   std::uint16_t micro_batch = 0;
   bool side = false;  // depends on the step's chain but does not extend it (sends, DP buckets)
+  std::int32_t wait = -1;  // also waits for this earlier op of the same step (a prefetched gather)
 };
 using StepOps = std::vector<PendingOp>;
 
 /// Kinds of process group, for the group cache key. PP groups are one per chunk boundary and
 /// direction of data (a pair: sender, receiver), so that each pairs its calls in micro-batch order.
-enum GroupType : std::uint64_t { kTp = 1, kCp, kDp, kPpAct, kPpGrad, kEp, kEdp };
+enum GroupType : std::uint64_t { kTp = 1, kCp, kDp, kPpAct, kPpGrad, kEp, kEdp, kRep };
 
 class Compiler {
  public:
@@ -75,6 +77,8 @@ class Compiler {
   void weight_ops(RankId r, int mb, int chunk, bool last, StepOps& out);
   void add_grads(RankId r, int chunk, double dense_bytes, double expert_bytes, bool last, StepOps& out);
   void layer_grads(RankId r, int chunk, int layer, bool last, StepOps& out);
+  int gather_params(RankId r, int layer, int mb, Phase ph, StepOps& out);
+  std::vector<RankId> dp_members(RankId r) const;
   void moe_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& out);
   void moe_backward_ops(RankId r, int layer, int mb, bool with_weights, StepOps& out);
   void flush_bucket(RankId r, int chunk, StepOps& out);
@@ -126,7 +130,8 @@ class Compiler {
   // Collective entries, deduplicated. Names are string literals, so their addresses identify them
   // (no string hashing on a path taken once per collective op).
   std::unordered_map<CollKey, std::uint32_t, CollKeyHash> colls_;
-  std::uint8_t s_compute_ = 0, s_tp_ = 0, s_cp_ = 0, s_dp_ = 0, s_ep_ = 0;
+  std::uint8_t s_compute_ = 0, s_tp_ = 0, s_cp_ = 0, s_dp_ = 0, s_ep_ = 0, s_ag_ = 0;
+  int replicas_ = 1;  // hybrid sharding: data-parallel replicas of each shard group
   // PP streams by what they carry and which way: activations and gradients, towards rank + 1
   // ("down") and rank - 1 ("up"); one stream per peer and kind, so a send to one peer never
   // waits behind a send to another.
@@ -139,7 +144,7 @@ class Compiler {
   std::vector<double> pending_, pending_experts_;
   OpId last_dp_ = 0;
   bool has_dp_ = false;
-  std::vector<PendingOp> merged_;
+  std::vector<OpId> ids_a_, ids_b_;  // op ids of the step(s) being issued, by position
 };
 
 Block Compiler::add_block(const std::string& name, const std::vector<workload::KernelSpec>& ks) {
@@ -179,7 +184,21 @@ std::vector<RankId> Compiler::members(GroupType type, RankId r, int chunk) const
   switch (type) {
     case kTp: return mesh_->group(r, Dim::tp);
     case kCp: return mesh_->group(r, Dim::cp);
-    case kDp: return mesh_->group2(r, Dim::dp, Dim::cp);
+    case kDp: {  // the data-parallel (x cp) group, or with hybrid sharding r's shard group
+      std::vector<RankId> all = mesh_->group2(r, Dim::dp, Dim::cp);
+      if (replicas_ == 1) return all;
+      const auto at = static_cast<std::size_t>(std::find(all.begin(), all.end(), r) - all.begin());
+      const std::size_t size = all.size() / static_cast<std::size_t>(replicas_), first = at / size * size;
+      return {all.begin() + static_cast<std::ptrdiff_t>(first), all.begin() + static_cast<std::ptrdiff_t>(first + size)};
+    }
+    case kRep: {  // hybrid sharding: the ranks holding the same shard, one per replica
+      std::vector<RankId> all = mesh_->group2(r, Dim::dp, Dim::cp);
+      const auto at = static_cast<std::size_t>(std::find(all.begin(), all.end(), r) - all.begin());
+      const std::size_t size = all.size() / static_cast<std::size_t>(replicas_);
+      std::vector<RankId> out;
+      for (std::size_t i = at % size; i < all.size(); i += size) out.push_back(all[i]);
+      return out;
+    }
     case kPpAct: return {r, at_stage(r, layout_.owner[static_cast<std::size_t>(layout_.next(chunk))])};
     case kPpGrad: return {r, at_stage(r, layout_.owner[static_cast<std::size_t>(chunk)])};
     case kEp: {  // ep consecutive data-parallel ranks
@@ -321,7 +340,21 @@ void Compiler::forward_ops(RankId r, int mb, int chunk, StepOps& out) {
          out);
   }
   if (prev < 0) compute(embed_fwd_, Phase::forward, -1, mb, out);
-  for (int l = 0; l < layout_.layers[ci]; ++l) layer_forward_ops(r, layout_.first_layer[ci] + l, mb, Phase::forward, out);
+  const int first = layout_.first_layer[ci], n = layout_.layers[ci];
+  if (p_.zero < 3) {
+    for (int l = 0; l < n; ++l) layer_forward_ops(r, first + l, mb, Phase::forward, out);
+  } else {
+    // ZeRO-3 / FSDP: each layer's parameters are all-gathered before it runs, the next layer's
+    // gather issued as this one starts (FSDP's forward prefetch), on their own stream.
+    int ag = gather_params(r, first, mb, Phase::forward, out);
+    for (int l = 0; l < n; ++l) {
+      const int next_ag = l + 1 < n ? gather_params(r, first + l + 1, mb, Phase::forward, out) : -1;
+      const std::size_t at = out.size();
+      layer_forward_ops(r, first + l, mb, Phase::forward, out);
+      out[at].wait = ag;
+      ag = next_ag;
+    }
+  }
   if (next < 0) compute(head_fwd_, Phase::forward, -1, mb, out);
   if (next >= 0 && layout_.owner[static_cast<std::size_t>(next)] != s)
     comm(flows_up(chunk) ? s_send_act_up_ : s_send_act_down_,
@@ -349,7 +382,8 @@ void Compiler::flush_bucket(RankId r, int chunk, StepOps& out) {
 // the expert-data-parallel group instead. Without overlap the reduction is one collective after
 // the whole schedule (emit_rank).
 void Compiler::add_grads(RankId r, int chunk, double dense_bytes, double expert_bytes, bool last, StepOps& out) {
-  if (!last || !p_.overlap_grad_reduce) return;
+  // ZeRO-2/3 reduce-scatter every micro-batch's gradients (the rank keeps only its shard).
+  if ((!last && p_.zero < 2) || !p_.overlap_grad_reduce) return;
   const auto ci = static_cast<std::size_t>(chunk);
   pending_[ci] += dense_bytes;
   pending_experts_[ci] += expert_bytes;
@@ -360,6 +394,16 @@ void Compiler::layer_grads(RankId r, int chunk, int layer, bool last, StepOps& o
   // Without EP every rank holds every expert: one group reduces all of the layer.
   const double experts = p_.ep > 1 ? m_.routed_expert_params(layer) : 0.0;
   add_grads(r, chunk, (m_.layer_params(layer) - experts) / p_.tp * grad_bytes_, experts / (p_.tp * p_.ep) * grad_bytes_, last, out);
+  // ZeRO-3 / FSDP reduce-scatters each layer (its FSDP unit) as soon as its backward is done.
+  if (p_.zero >= 3 && p_.overlap_grad_reduce) flush_bucket(r, chunk, out);
+}
+
+// All-gather of one layer's parameters over the shard group (ZeRO-3), as a side op of the step;
+// returns its position in `out` for the layer's first op to wait on.
+int Compiler::gather_params(RankId r, int layer, int mb, Phase ph, StepOps& out) {
+  const double bytes = m_.layer_params(layer) / p_.tp * core::bytes_per_element(e_.training.precision);
+  comm(s_ag_, collective(CollectiveKind::all_gather, ParallelDim::dp, group(kDp, r), bytes, "dp_ag_layer_params"), ph, layer, mb, out, true);
+  return static_cast<int>(out.size()) - 1;
 }
 
 void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool last, StepOps& out) {
@@ -383,8 +427,14 @@ void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool
   }
   const Block& mlp = with_weights ? mlp_bwd_ : mlp_dgrad_;
   const Block& attn = with_weights ? attn_bwd_ : attn_dgrad_;
+  // ZeRO-3 / FSDP resharded after forward: gather each layer again, one layer ahead (backward
+  // prefetch), before its backward (and its recomputation).
+  const bool regather = p_.zero >= 3 && p_.reshard_after_forward;
+  int ag = regather ? gather_params(r, layout_.first_layer[ci] + layout_.layers[ci] - 1, mb, Phase::backward, out) : -1;
   for (int l = layout_.layers[ci] - 1; l >= 0; --l) {
     const int layer = layout_.first_layer[ci] + l;
+    const int next_ag = regather && l > 0 ? gather_params(r, layer - 1, mb, Phase::backward, out) : -1;
+    const std::size_t at = out.size();
     if (p_.recompute == Recompute::full) layer_forward_ops(r, layer, mb, Phase::recompute, out);
     for (int blk = 1; blk >= 0; --blk) {
       if (tp && p_.sequence_parallel)
@@ -403,6 +453,8 @@ void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool
         comm(s_cp_, collective(CollectiveKind::reduce_scatter, ParallelDim::cp, group(kCp, r), lk_.cp_kv_bytes.value() * p_.cp, "cp_rs_dkv"),
              Phase::backward, layer, mb, out);
     }
+    if (regather) out[at].wait = ag;
+    ag = next_ag;
     if (with_weights) layer_grads(r, chunk, layer, last, out);
   }
   if (prev < 0) {
@@ -413,7 +465,7 @@ void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool
     comm(flows_up(prev) ? s_send_grad_down_ : s_send_grad_up_,
          collective(CollectiveKind::send_recv, ParallelDim::pp, group(kPpGrad, r, prev), pp_msg_bytes_, "pp_grad"), Phase::backward, -1, mb, out,
          true);
-  if (last && with_weights) flush_bucket(r, chunk, out);
+  if ((last || p_.zero >= 2) && with_weights) flush_bucket(r, chunk, out);
 }
 
 // A zero-bubble W step: the weight-gradient GEMMs of every layer of the chunk, no communication.
@@ -430,7 +482,7 @@ void Compiler::weight_ops(RankId r, int mb, int chunk, bool last, StepOps& out) 
     compute(attn_wgrad_, Phase::backward, layer, mb, out);
     layer_grads(r, chunk, layer, last, out);
   }
-  if (last) flush_bucket(r, chunk, out);
+  if (last || p_.zero >= 2) flush_bucket(r, chunk, out);
 }
 
 OpId Compiler::issue(RankId r, const PendingOp& op, const std::vector<OpId>& deps) {
@@ -444,8 +496,18 @@ OpId Compiler::issue(RankId r, const PendingOp& op, const std::vector<OpId>& dep
 
 // Ops of one step in order: each depends on the previous op of the chain; side ops hang off it.
 void Compiler::issue_step(RankId r, const StepOps& ops, std::vector<OpId>& frontier) {
-  for (const auto& op : ops) {
-    const OpId id = issue(r, op, frontier);
+  ids_a_.resize(ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const auto& op = ops[i];
+    OpId id;
+    if (op.wait >= 0) {
+      std::vector<OpId> deps = frontier;
+      deps.push_back(ids_a_[static_cast<std::size_t>(op.wait)]);
+      id = issue(r, op, deps);
+    } else {
+      id = issue(r, op, frontier);
+    }
+    ids_a_[i] = id;
     if (!op.side) frontier.assign(1, id);
   }
 }
@@ -456,10 +518,21 @@ void Compiler::issue_step(RankId r, const StepOps& ops, std::vector<OpId>& front
 void Compiler::issue_pair(RankId r, const StepOps& a, const StepOps& b, std::vector<OpId>& frontier) {
   std::vector<OpId> fa = frontier, fb = frontier;
   std::size_t ia = 0, ib = 0;
+  ids_a_.resize(a.size());
+  ids_b_.resize(b.size());
   auto run = [&](const StepOps& ops, std::size_t& i, std::vector<OpId>& f) {
+    auto& ids = &ops == &a ? ids_a_ : ids_b_;
     while (i < ops.size()) {
-      const auto& op = ops[i++];
-      const OpId id = issue(r, op, f);
+      const auto& op = ops[i];
+      OpId id;
+      if (op.wait >= 0) {
+        std::vector<OpId> deps = f;
+        deps.push_back(ids[static_cast<std::size_t>(op.wait)]);
+        id = issue(r, op, deps);
+      } else {
+        id = issue(r, op, f);
+      }
+      ids[i++] = id;
       if (!op.side) f.assign(1, id);
       // After a block (a run of compute ops, one op when fused), hand the compute stream over.
       if (op.type == OpType::compute && (i == ops.size() || ops[i].type != OpType::compute)) break;
@@ -527,8 +600,13 @@ void Compiler::emit_rank(RankId r) {
   issue_step(r, a, frontier);
   if (has_dp_) frontier.push_back(last_dp_);
   a.clear();
+  if (replicas_ > 1) {
+    // Hybrid sharding: the shard groups' reduced gradient shards, all-reduced across replicas.
+    const double shard = stage_params_[si] / dp_group_size_ * grad_bytes_;
+    comm(s_dp_, collective(CollectiveKind::all_reduce, ParallelDim::dp, group(kRep, r), shard, "dp_ar_replicas"), Phase::optimizer, -1, 0, a);
+  }
   compute(optimizer_[si], Phase::optimizer, -1, 0, a);
-  if (p_.zero >= 1) {
+  if (p_.zero == 1 || p_.zero == 2) {
     const double bpe = core::bytes_per_element(e_.training.precision);
     const double experts = p_.ep > 1 ? stage_expert_params_[si] : 0.0;
     if (dp_group_size_ > 1)
@@ -549,6 +627,10 @@ CompiledPlan Compiler::run() {
   layout_ = pipeline_layout(p_.schedule, shape_);
   mesh_ = std::make_unique<Mesh>(p_, dp_);
   dp_group_size_ = dp_ * p_.cp;
+  if (p_.shard_group > 0 && p_.shard_group < dp_group_size_) {
+    replicas_ = dp_group_size_ / p_.shard_group;
+    dp_group_size_ = p_.shard_group;  // the group that reduce-scatters and gathers
+  }
   grad_bytes_ = grad_bytes_per_param(e_.training.precision);
 
   const workload::ShardShape shard = shard_shape(e_);
@@ -573,6 +655,7 @@ CompiledPlan Compiler::run() {
   }
   s_dp_ = g_.stream("dp");
   if (p_.ep > 1) s_ep_ = g_.stream("ep");
+  if (p_.zero >= 3) s_ag_ = g_.stream("dp_gather");
   edp_group_size_ = dp_ * p_.cp / p_.ep;
 
   const bool split_backward =
@@ -656,8 +739,11 @@ CompiledPlan Compiler::run() {
   out.micro_batches = mbs_;
   out.tokens_per_step = static_cast<double>(e_.training.global_batch * e_.training.seq_len);
   out.model_flops_per_step = workload::model_flops_per_token(m_, e_.training.seq_len) * out.tokens_per_step;
-  out.summary = fmt::format("tp{} pp{} dp{} cp{}{} zero{} {} recompute={} mb{} m={}", p_.tp, p_.pp, dp_, p_.cp,
-                            p_.sequence_parallel ? " sp" : "", p_.zero,
+  std::string sharding = p_.fsdp ? (p_.reshard_after_forward ? "fsdp" : "fsdp(no-reshard)") : fmt::format("zero{}", p_.zero);
+  if (replicas_ > 1) sharding += fmt::format(" hybrid{}x{}", dp_group_size_, replicas_);
+  if (p_.ep > 1) sharding = fmt::format("ep{} ", p_.ep) + sharding;
+  out.summary = fmt::format("tp{} pp{} dp{} cp{}{} {} {} recompute={} mb{} m={}", p_.tp, p_.pp, dp_, p_.cp,
+                            p_.sequence_parallel ? " sp" : "", sharding,
                             p_.schedule == Schedule::interleaved ? fmt::format("interleaved(v{})", p_.virtual_stages)
                                                                  : std::string(schedule_name(p_.schedule)),
                             recompute_name(p_.recompute),
@@ -713,7 +799,11 @@ void check_plan(const Experiment& e) {
          fmt::format("schedule {}: {}", schedule_name(p.schedule), why));
   if (p.ep < 1 || (p.ep > 1 && (!m.is_moe() || m.moe.experts % p.ep != 0 || dp % p.ep != 0)))
     fail("parallel.ep", fmt::format("ep={} needs an MoE model whose experts and dp ({}) it divides", p.ep, dp));
-  if (p.zero < 0 || p.zero > 1) fail("parallel.zero", fmt::format("zero: {} is not supported; allowed: 0, 1", p.zero));
+  if (p.zero < 0 || p.zero > 3) fail("parallel.zero", fmt::format("zero: {} is not supported; allowed: 0..3", p.zero));
+  if (p.fsdp && p.zero != 3) fail("parallel.fsdp", "fsdp is ZeRO-3: zero must be 3 (the loader sets it)");
+  if (p.zero >= 2 && p.ep > 1) fail("parallel.zero", "zero 2 and 3 (and fsdp) with expert parallelism are not supported yet");
+  if (p.shard_group < 0 || (p.shard_group > 0 && ((dp * p.cp) % p.shard_group != 0 || p.zero == 0)))
+    fail("parallel.shard_group", fmt::format("shard_group ({}) must divide dp*cp ({}) and needs zero >= 1", p.shard_group, dp * p.cp));
   if (static_cast<std::int64_t>(e.training.global_batch / (static_cast<std::int64_t>(dp) * t.micro_batch)) > 65535)
     fail("training.global_batch", "more than 65535 micro-batches per step");
 }

@@ -1,5 +1,7 @@
 #include "inflect/plan/memory.hpp"
 
+#include <algorithm>
+
 #include "inflect/plan/schedule.hpp"
 #include "inflect/workload/layer_costs.hpp"
 
@@ -72,16 +74,32 @@ MemoryEstimate estimate_memory(const Experiment& e, int dp) {
     st.params = params + experts;
     st.expert_params = experts;
     params = st.params;
-    st.weights = core::Bytes(params * bpe);
-    st.gradients = core::Bytes(params * grad_bytes_per_param(e.training.precision));
-    // Adam states; ZeRO-1 shards them over the ranks that hold the same parameters: dp*cp for the
-    // dense part, dp*cp/ep (the expert-data-parallel group) for the routed experts.
-    double opt = (params - experts) * 12, opt_experts = experts * 12;
-    if (p.zero >= 1) {
-      opt /= static_cast<double>(dp) * p.cp;
-      opt_experts /= static_cast<double>(dp) * p.cp / p.ep;
+    // Sharding over the ranks that hold the same parameters: dp*cp (or the hybrid shard group)
+    // for the dense part, dp*cp/ep (the expert-data-parallel group) for the routed experts.
+    // ZeRO-1 shards the Adam states, ZeRO-2 also the gradients, ZeRO-3 also the weights.
+    const double shard = p.shard_group > 0 ? p.shard_group : static_cast<double>(dp) * p.cp;
+    const double expert_shard = static_cast<double>(dp) * p.cp / p.ep;
+    auto sharded = [&](double per_param, int from_stage) {
+      if (p.zero < from_stage) return params * per_param;
+      return (params - experts) * per_param / shard + experts * per_param / expert_shard;
+    };
+    const double gbytes = grad_bytes_per_param(e.training.precision);
+    double weights = sharded(bpe, 3);
+    if (p.zero >= 3) {
+      // The gathered working set: the running layer and the prefetched next one, unsharded; or,
+      // without resharding after forward, every layer of the rank between its forward and backward.
+      double widest = 0, all = 0;
+      for (int c : layout.chunks_of(s))
+        for (int l = layout.first_layer[static_cast<std::size_t>(c)];
+             l < layout.first_layer[static_cast<std::size_t>(c)] + layout.layers[static_cast<std::size_t>(c)]; ++l) {
+          widest = std::max(widest, m.layer_params(l) / p.tp);
+          all += m.layer_params(l) / p.tp;
+        }
+      weights += (p.reshard_after_forward ? 2 * widest : all) * bpe;
     }
-    st.optimizer = core::Bytes(opt + opt_experts);
+    st.weights = core::Bytes(weights);
+    st.gradients = core::Bytes(sharded(gbytes, 2));
+    st.optimizer = core::Bytes(sharded(12, 1));
     // Per layer and micro-batch: an MoE layer keeps more than a dense one (the widest bound).
     const double per_layer_bytes = moe_layers ? per_layer_moe.value() : per_layer.value();
     double act = per_layer_bytes * peak_activation_layers(p.schedule, s, shape);
@@ -89,7 +107,7 @@ MemoryEstimate estimate_memory(const Experiment& e, int dp) {
     if (starts) act += tokens_local * static_cast<double>(m.hidden) * bpe / (p.sequence_parallel ? p.tp : 1);
     st.activations = core::Bytes(act);
     const double act_msg = tokens_local * static_cast<double>(m.hidden) * bpe / (p.sequence_parallel ? p.tp : 1);
-    st.buffers = core::Bytes(std::min(p.grad_bucket_bytes.value(), params * grad_bytes_per_param(e.training.precision)) +
+    st.buffers = core::Bytes(std::min(p.grad_bucket_bytes.value(), params * gbytes) +
                              (p.pp > 1 ? 2 * act_msg : 0));
     if (st.total() > out.peak) {
       out.peak = st.total();

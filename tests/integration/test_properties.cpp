@@ -51,10 +51,11 @@ struct Config {
   std::string schedule = "1f1b";
   int virtual_stages = 1;
   int ep = 1;
+  int shard_group = 0;
 
   std::string label() const {
-    return fmt::format("{} x{} {} tp{} pp{} dp{}{} zero{} recompute={} {} v{} ep{} mb{} m={}", topology, nodes, model, tp, pp, dp,
-                       sp ? " sp" : "", zero, recompute, schedule, virtual_stages, ep, micro_batch, micro_batches);
+    return fmt::format("{} x{} {} tp{} pp{} dp{}{} zero{} recompute={} {} v{} ep{} sg{} mb{} m={}", topology, nodes, model, tp, pp, dp,
+                       sp ? " sp" : "", zero, recompute, schedule, virtual_stages, ep, shard_group, micro_batch, micro_batches);
   }
 };
 
@@ -65,9 +66,9 @@ Experiment load(const Config& c) {
       "cluster: {{topology: topologies/{}.yaml, nodes: {}}}\n"
       "model: {}\n"
       "training: {{seq_len: {}, global_batch: {}, micro_batch: {}, precision: bf16}}\n"
-      "parallel: {{tp: {}, pp: {}, dp: {}, sequence_parallel: {}, zero: {}, recompute: {}, schedule: {}, virtual_stages: {}, ep: {}}}\n",
+      "parallel: {{tp: {}, pp: {}, dp: {}, sequence_parallel: {}, zero: {}, recompute: {}, schedule: {}, virtual_stages: {}, ep: {}, shard_group: {}}}\n",
       c.topology, c.nodes, c.model, c.seq_len, c.dp * c.micro_batch * c.micro_batches, c.micro_batch, c.tp, c.pp, c.dp,
-      c.sp ? "true" : "false", c.zero, c.recompute, c.schedule, c.virtual_stages, c.ep);
+      c.sp ? "true" : "false", c.zero, c.recompute, c.schedule, c.virtual_stages, c.ep, c.shard_group);
   return inflect::io::parse_experiment(inflect::io::load_yaml_string(yaml, "prop.yaml"), INFLECT_SOURCE_DIR);
 }
 
@@ -137,6 +138,13 @@ std::vector<Config> small_configs() {
   v.back().ep = 4;
   v.back().schedule = "dualpipev";
   v.back().micro_batches = 8;
+  // ZeRO-2, ZeRO-3 (FSDP) with and without pipelining, and hybrid sharding.
+  add("dgx-h100", 2, kLlama4, 2, 2, 4, false, 2, "selective");
+  add("dgx-a100", 2, kGpt4, 1, 1, 16, false, 3, "none");
+  add("mi300x", 4, kLlama8, 2, 2, 8, true, 3, "full");
+  v.back().schedule = "zero-bubble";
+  add("dgx-h100", 4, kGpt8, 2, 1, 16, false, 3, "selective");
+  v.back().shard_group = 4;
   return v;
 }
 

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "inflect/plan/compiler.hpp"
 #include "inflect/plan/memory.hpp"
 #include "toy_cluster.hpp"
 
@@ -110,4 +111,63 @@ TEST_CASE("memory by schedule, by hand: interleaved holds more activations, Dual
   plan::MemoryEstimate dv = plan::estimate_memory(e, 2);
   CHECK(dv.stages[0].params == doctest::Approx((4 * 12596224.0 + 2 * 1024000.0) / 2).epsilon(kExact));
   CHECK(dv.stages[1].params == doctest::Approx(4 * 12596224.0 / 2).epsilon(kExact));
+}
+
+TEST_CASE("memory by ZeRO stage, by hand: each stage shards one more part over dp*cp") {
+  // Stage 0 of the toy plan holds P = 25,704,448 parameters per rank (tp 2); dp*cp = 2.
+  plan::Experiment e = toy_experiment();
+  const double P = 25704448.0;
+  auto stage0 = [&](int zero) {
+    e.parallel.zero = zero;
+    return plan::estimate_memory(e, 2).stages[0];
+  };
+  const auto z0 = stage0(0), z1 = stage0(1), z2 = stage0(2), z3 = stage0(3);
+  CHECK(z0.optimizer.value() == doctest::Approx(12 * P).epsilon(kExact));
+  CHECK(z0.gradients.value() == doctest::Approx(4 * P).epsilon(kExact));
+  CHECK(z1.optimizer.value() == doctest::Approx(12 * P / 2).epsilon(kExact));
+  CHECK(z1.gradients.value() == doctest::Approx(4 * P).epsilon(kExact));
+  CHECK(z2.gradients.value() == doctest::Approx(4 * P / 2).epsilon(kExact));
+  CHECK(z2.weights.value() == doctest::Approx(2 * P).epsilon(kExact));
+  // ZeRO-3: the bf16 weight shard, plus the running and the prefetched layer unsharded: 2 layers
+  // of 12,596,224 / tp 2 parameters at 2 bytes = 25,192,448 bytes.
+  CHECK(z3.weights.value() == doctest::Approx(2 * P / 2 + 25192448.0).epsilon(kExact));
+  CHECK(z3.gradients.value() == doctest::Approx(4 * P / 2).epsilon(kExact));
+  CHECK(z3.optimizer.value() == doctest::Approx(12 * P / 2).epsilon(kExact));
+  // Without resharding after forward all 4 layers stay gathered: 4 * 6,298,112 * 2 bytes.
+  e.parallel.reshard_after_forward = false;
+  CHECK(stage0(3).weights.value() == doctest::Approx(2 * P / 2 + 50384896.0).epsilon(kExact));
+}
+
+TEST_CASE("hybrid sharding divides by the shard group, not the whole data-parallel group") {
+  // tp 1, pp 2, dp 4: stage 0 holds 4 * 12,596,224 + 1,024,000 = 51,408,896 parameters.
+  plan::Experiment e = toy_experiment();
+  e.parallel.tp = 1;
+  e.parallel.dp = 4;
+  e.training.global_batch = 16;
+  const double P = 51408896.0;
+  CHECK(plan::estimate_memory(e, 4).stages[0].optimizer.value() == doctest::Approx(12 * P / 4).epsilon(kExact));
+  e.parallel.shard_group = 2;
+  CHECK(plan::estimate_memory(e, 4).stages[0].optimizer.value() == doctest::Approx(12 * P / 2).epsilon(kExact));
+}
+
+TEST_CASE("ZeRO-3 gathers every layer before its forward and again before its backward, and reduce-scatters every micro-batch") {
+  plan::Experiment e = toy_experiment();
+  e.parallel.zero = 3;
+  plan::CompileOptions full;
+  full.fidelity = plan::Fidelity::full;
+  auto count = [&](const char* name) {
+    const plan::CompiledPlan c = plan::compile(e, full);
+    int n = 0;
+    for (const auto& op : c.graph.ops())
+      if (op.type == workload::OpType::collective && c.graph.collectives()[op.payload].name == name) ++n;
+    return n;
+  };
+  // 8 ranks x 4 layers x 4 micro-batches x (forward + backward) gathers.
+  CHECK(count("dp_ag_layer_params") == 8 * 4 * 4 * 2);
+  // One reduce-scatter per layer and micro-batch; stage 0's embedding gradient adds one more per
+  // micro-batch (the head's rides with stage 1's first layer): 4 * (4 * 5) + 4 * (4 * 4).
+  CHECK(count("dp_rs_grads") == 4 * 20 + 4 * 16);
+  CHECK(count("dp_ag_params") == 0);  // no gather after the step: the next forward gathers
+  e.parallel.reshard_after_forward = false;
+  CHECK(count("dp_ag_layer_params") == 8 * 4 * 4);
 }

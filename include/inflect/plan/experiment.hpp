@@ -53,7 +53,18 @@ struct ParallelPlan {
   bool sequence_parallel = false;
   Schedule schedule = Schedule::one_f_one_b;
   int virtual_stages = 1;  // model chunks per pipeline rank for the interleaved schedule
-  int zero = 0;  // 0 = plain DP (all-reduce of grads), 1 = distributed optimizer (RS grads + AG params)
+  /// Sharded data parallelism: 0 = plain DP (all-reduce of gradients); 1 = optimizer states
+  /// sharded (Megatron's distributed optimizer: reduce-scatter gradients, all-gather parameters
+  /// after the step); 2 = gradients sharded too (reduce-scatter every micro-batch, DeepSpeed);
+  /// 3 = parameters sharded too (all-gathered per layer before use, one layer ahead; FSDP).
+  int zero = 0;
+  /// FSDP spelled as torch does (zero = 3); reshard_after_forward = false keeps the gathered
+  /// parameters from forward to backward (FSDP's SHARD_GRAD_OP: no second gather).
+  bool fsdp = false;
+  bool reshard_after_forward = true;
+  /// Hybrid sharding: shard within groups of this many data-parallel ranks and replicate across
+  /// them (an all-reduce of the sharded gradients between replicas); 0 = shard over all of dp*cp.
+  int shard_group = 0;
   Recompute recompute = Recompute::none;
   std::vector<Dim> order = {Dim::tp, Dim::cp, Dim::pp, Dim::dp};
   /// Gradient bucket size for DP reduction overlapped with backward (Megatron's default is 40M
