@@ -54,7 +54,7 @@ using StepOps = std::vector<PendingOp>;
 
 /// Kinds of process group, for the group cache key. PP groups are one per chunk boundary and
 /// direction of data (a pair: sender, receiver), so that each pairs its calls in micro-batch order.
-enum GroupType : std::uint64_t { kTp = 1, kCp, kDp, kPpAct, kPpGrad, kEp, kEdp, kRep };
+enum GroupType : std::uint64_t { kTp = 1, kCp, kDp, kPpAct, kPpGrad, kEp, kEdp, kRep, kCpRing };
 
 class Compiler {
  public:
@@ -80,6 +80,7 @@ class Compiler {
   int gather_params(RankId r, int layer, int mb, Phase ph, StepOps& out);
   std::vector<RankId> dp_members(RankId r) const;
   void moe_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& out);
+  void ring_attention_ops(RankId r, int layer, int mb, Phase ph, const Block& core, double bytes, const char* name, StepOps& out);
   void moe_backward_ops(RankId r, int layer, int mb, bool with_weights, StepOps& out);
   void flush_bucket(RankId r, int chunk, StepOps& out);
   void compute(const Block& b, Phase ph, int layer, int mb, StepOps& out);
@@ -101,6 +102,9 @@ class Compiler {
   workload::LayerKernels lk_;
   Block attn_fwd_, mlp_fwd_, attn_bwd_, mlp_bwd_, embed_fwd_, embed_bwd_, head_fwd_, head_bwd_, core_recompute_;
   Block attn_dgrad_, mlp_dgrad_, attn_wgrad_, mlp_wgrad_;  // backward split for zero-bubble W steps
+  // Context parallelism: the attention block around its core, and one ring step of the core (1/cp).
+  Block attn_pre_fwd_, attn_ring_fwd_, attn_post_fwd_, attn_post_bwd_, attn_ring_bwd_, attn_pre_bwd_;
+  Block attn_post_dgrad_, attn_pre_dgrad_;
   // Mixture-of-experts MLP pieces around the EP all-to-alls (workload::MoeKernels), and their
   // input-gradient / weight-gradient split.
   Block moe_pre_fwd_, moe_experts_fwd_, moe_post_fwd_, moe_post_bwd_, moe_experts_bwd_, moe_pre_bwd_;
@@ -130,7 +134,7 @@ class Compiler {
   // Collective entries, deduplicated. Names are string literals, so their addresses identify them
   // (no string hashing on a path taken once per collective op).
   std::unordered_map<CollKey, std::uint32_t, CollKeyHash> colls_;
-  std::uint8_t s_compute_ = 0, s_tp_ = 0, s_cp_ = 0, s_dp_ = 0, s_ep_ = 0, s_ag_ = 0;
+  std::uint8_t s_compute_ = 0, s_tp_ = 0, s_cp_send_ = 0, s_cp_recv_ = 0, s_dp_ = 0, s_ep_ = 0, s_ag_ = 0;
   int replicas_ = 1;  // hybrid sharding: data-parallel replicas of each shard group
   // PP streams by what they carry and which way: activations and gradients, towards rank + 1
   // ("down") and rank - 1 ("up"); one stream per peer and kind, so a send to one peer never
@@ -184,6 +188,11 @@ std::vector<RankId> Compiler::members(GroupType type, RankId r, int chunk) const
   switch (type) {
     case kTp: return mesh_->group(r, Dim::tp);
     case kCp: return mesh_->group(r, Dim::cp);
+    case kCpRing: {  // r and the next rank of its context-parallel ring
+      Coords c = mesh_->coords(r);
+      c.cp = (c.cp + 1) % p_.cp;
+      return {r, mesh_->rank(c)};
+    }
     case kDp: {  // the data-parallel (x cp) group, or with hybrid sharding r's shard group
       std::vector<RankId> all = mesh_->group2(r, Dim::dp, Dim::cp);
       if (replicas_ == 1) return all;
@@ -242,7 +251,7 @@ GroupId Compiler::group(GroupType type, RankId r, int chunk) {
 }
 
 GroupId Compiler::group_uncached(GroupType type, RankId r, int chunk) {
-  const bool pp = type == kPpAct || type == kPpGrad;
+  const bool pp = type == kPpAct || type == kPpGrad || type == kCpRing;  // pairs named by their sender
   const RankId b = pp ? r : members(type, r, chunk).front();
   const std::uint64_t key =
       (static_cast<std::uint64_t>(type) << 48) | (static_cast<std::uint64_t>(chunk) << 32) | static_cast<std::uint64_t>(b);
@@ -294,11 +303,15 @@ void Compiler::layer_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps&
   for (int blk = 0; blk < 2; ++blk) {
     if (tp && p_.sequence_parallel)
       comm(s_tp_, collective(CollectiveKind::all_gather, ParallelDim::tp, tg, tb, blk ? "tp_ag_mlp" : "tp_ag_attn"), ph, layer, mb, out);
-    if (blk == 0 && p_.cp > 1)
-      comm(s_cp_, collective(CollectiveKind::all_gather, ParallelDim::cp, group(kCp, r), lk_.cp_kv_bytes.value() * p_.cp, "cp_ag_kv"), ph,
-           layer, mb, out);
-    if (blk == 1 && m_.moe_layer(layer)) moe_forward_ops(r, layer, mb, ph, out);
-    else compute(blk ? mlp_fwd_ : attn_fwd_, ph, layer, mb, out);
+    if (blk == 0 && p_.cp > 1) {
+      compute(attn_pre_fwd_, ph, layer, mb, out);
+      ring_attention_ops(r, layer, mb, ph, attn_ring_fwd_, lk_.cp_kv_bytes.value(), "cp_ring_kv", out);
+      compute(attn_post_fwd_, ph, layer, mb, out);
+    } else if (blk == 1 && m_.moe_layer(layer)) {
+      moe_forward_ops(r, layer, mb, ph, out);
+    } else {
+      compute(blk ? mlp_fwd_ : attn_fwd_, ph, layer, mb, out);
+    }
     if (tp)
       comm(s_tp_,
            collective(p_.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, ParallelDim::tp, tg, tb,
@@ -315,6 +328,39 @@ void Compiler::moe_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& o
   compute(moe_experts_fwd_, ph, layer, mb, out);
   if (p_.ep > 1) comm(s_ep_, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ep_bytes_, "ep_combine"), ph, layer, mb, out);
   compute(moe_post_fwd_, ph, layer, mb, out);
+}
+
+// Ring attention (Liu et al. 2023; Megatron-Core's context parallelism): the attention core runs
+// in cp steps, each over one KV chunk; while step i computes, the KV chunk for step i+1 moves one
+// hop around the CP ring (sent to the next rank, received from the previous), so the transfer
+// hides behind the compute unless it is slower. A chunk is forwarded once it has arrived.
+void Compiler::ring_attention_ops(RankId r, int layer, int mb, Phase ph, const Block& core, double bytes, const char* name,
+                                  StepOps& out) {
+  Coords c = mesh_->coords(r);
+  c.cp = (c.cp + p_.cp - 1) % p_.cp;
+  const RankId from = mesh_->rank(c);
+  const std::uint32_t send = collective(CollectiveKind::send_recv, ParallelDim::cp, group(kCpRing, r), bytes, name);
+  const std::uint32_t recv =
+      o_.fidelity == Fidelity::full ? collective(CollectiveKind::send_recv, ParallelDim::cp, group(kCpRing, from), bytes, name) : 0;
+  int arrived = -1;  // position in `out` of the receive that brought the current chunk
+  for (int step = 0; step < p_.cp; ++step) {
+    int next = -1;
+    if (step + 1 < p_.cp) {
+      comm(s_cp_send_, send, ph, layer, mb, out, true);
+      if (arrived >= 0) out.back().wait = arrived;
+      next = static_cast<int>(out.size()) - 1;
+      // In symmetric fidelity the previous rank is a mirror of this one: its send to us is our
+      // send to the next rank, moved in the same instant, so that send stands for the receive.
+      if (o_.fidelity == Fidelity::full) {
+        comm(s_cp_recv_, recv, ph, layer, mb, out, true);
+        next = static_cast<int>(out.size()) - 1;
+      }
+    }
+    const std::size_t at = out.size();
+    compute(core, ph, layer, mb, out);
+    if (arrived >= 0) out[at].wait = arrived;
+    arrived = next;
+  }
 }
 
 void Compiler::moe_backward_ops(RankId r, int layer, int mb, bool with_weights, StepOps& out) {
@@ -441,16 +487,21 @@ void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool
         comm(s_tp_, collective(CollectiveKind::all_gather, ParallelDim::tp, tg, tb, blk ? "tp_ag_mlp_grad" : "tp_ag_attn_grad"),
              Phase::backward, layer, mb, out);
       if (blk == 0 && p_.recompute == Recompute::selective) compute(core_recompute_, Phase::recompute, layer, mb, out);
-      if (blk == 1 && m_.moe_layer(layer)) moe_backward_ops(r, layer, mb, with_weights, out);
-      else compute(blk ? mlp : attn, Phase::backward, layer, mb, out);
+      if (blk == 0 && p_.cp > 1) {
+        compute(with_weights ? attn_post_bwd_ : attn_post_dgrad_, Phase::backward, layer, mb, out);
+        // K and V travel the ring again, with their gradient accumulators: twice the bytes.
+        ring_attention_ops(r, layer, mb, Phase::backward, attn_ring_bwd_, 2 * lk_.cp_kv_bytes.value(), "cp_ring_kv_dkv", out);
+        compute(with_weights ? attn_pre_bwd_ : attn_pre_dgrad_, Phase::backward, layer, mb, out);
+      } else if (blk == 1 && m_.moe_layer(layer)) {
+        moe_backward_ops(r, layer, mb, with_weights, out);
+      } else {
+        compute(blk ? mlp : attn, Phase::backward, layer, mb, out);
+      }
       if (tp)
         comm(s_tp_,
              collective(p_.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, ParallelDim::tp, tg, tb,
                         blk ? (p_.sequence_parallel ? "tp_rs_mlp_grad" : "tp_ar_mlp_grad")
                             : (p_.sequence_parallel ? "tp_rs_attn_grad" : "tp_ar_attn_grad")),
-             Phase::backward, layer, mb, out);
-      if (blk == 0 && p_.cp > 1)
-        comm(s_cp_, collective(CollectiveKind::reduce_scatter, ParallelDim::cp, group(kCp, r), lk_.cp_kv_bytes.value() * p_.cp, "cp_rs_dkv"),
              Phase::backward, layer, mb, out);
     }
     if (regather) out[at].wait = ag;
@@ -640,7 +691,10 @@ CompiledPlan Compiler::run() {
 
   s_compute_ = g_.stream("compute");
   s_tp_ = g_.stream("tp");
-  if (p_.cp > 1) s_cp_ = g_.stream("cp");
+  if (p_.cp > 1) {
+    s_cp_send_ = g_.stream("cp_send");
+    s_cp_recv_ = g_.stream("cp_recv");
+  }
   if (p_.pp > 1) {
     s_recv_act_down_ = g_.stream("pp_recv_act");
     s_send_act_down_ = g_.stream("pp_send_act");
@@ -667,6 +721,38 @@ CompiledPlan Compiler::run() {
     return out;
   };
   attn_fwd_ = add_block("attn_fwd", lk_.attn_fwd);
+  if (p_.cp > 1) {
+    // The attention block cut at its core; the core in cp equal ring steps (load-balanced causal
+    // chunks, as Megatron-Core's zigzag split makes them).
+    auto cut = [&](const std::vector<workload::KernelSpec>& ks, std::vector<workload::KernelSpec>& pre,
+                   std::vector<workload::KernelSpec>& core, std::vector<workload::KernelSpec>& post) {
+      bool seen = false;
+      for (auto k : ks) {
+        if (k.cost.cls == core::KernelClass::attention) {
+          k.cost.flops = core::Flops(k.cost.flops.value() / p_.cp);
+          k.cost.bytes = core::Bytes(k.cost.bytes.value() / p_.cp);
+          core.push_back(k);
+          seen = true;
+        } else {
+          (seen ? post : pre).push_back(k);
+        }
+      }
+    };
+    std::vector<workload::KernelSpec> pre, core, post;
+    cut(lk_.attn_fwd, pre, core, post);
+    attn_pre_fwd_ = add_block("attn_pre", pre);
+    attn_ring_fwd_ = add_block("attn_core_ring_step", core);
+    attn_post_fwd_ = add_block("attn_post", post);
+    pre.clear(), core.clear(), post.clear();
+    cut(lk_.attn_bwd, pre, core, post);  // backward order: pre = output side, post = input side
+    attn_post_bwd_ = add_block("attn_post_bwd", pre);
+    attn_ring_bwd_ = add_block("attn_core_ring_step_bwd", core);
+    attn_pre_bwd_ = add_block("attn_pre_bwd", post);
+    if (split_backward) {
+      attn_post_dgrad_ = add_block("attn_post_bwd_input", split(pre, false));
+      attn_pre_dgrad_ = add_block("attn_pre_bwd_input", split(post, false));
+    }
+  }
   mlp_fwd_ = add_block("mlp_fwd", lk_.mlp_fwd);
   attn_bwd_ = add_block("attn_bwd", lk_.attn_bwd);
   mlp_bwd_ = add_block("mlp_bwd", lk_.mlp_bwd);

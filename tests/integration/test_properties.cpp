@@ -52,10 +52,11 @@ struct Config {
   int virtual_stages = 1;
   int ep = 1;
   int shard_group = 0;
+  int cp = 1;
 
   std::string label() const {
-    return fmt::format("{} x{} {} tp{} pp{} dp{}{} zero{} recompute={} {} v{} ep{} sg{} mb{} m={}", topology, nodes, model, tp, pp, dp,
-                       sp ? " sp" : "", zero, recompute, schedule, virtual_stages, ep, shard_group, micro_batch, micro_batches);
+    return fmt::format("{} x{} {} tp{} pp{} dp{}{} zero{} recompute={} {} v{} ep{} sg{} cp{} mb{} m={}", topology, nodes, model, tp, pp, dp,
+                       sp ? " sp" : "", zero, recompute, schedule, virtual_stages, ep, shard_group, cp, micro_batch, micro_batches);
   }
 };
 
@@ -66,9 +67,9 @@ Experiment load(const Config& c) {
       "cluster: {{topology: topologies/{}.yaml, nodes: {}}}\n"
       "model: {}\n"
       "training: {{seq_len: {}, global_batch: {}, micro_batch: {}, precision: bf16}}\n"
-      "parallel: {{tp: {}, pp: {}, dp: {}, sequence_parallel: {}, zero: {}, recompute: {}, schedule: {}, virtual_stages: {}, ep: {}, shard_group: {}}}\n",
+      "parallel: {{tp: {}, pp: {}, dp: {}, sequence_parallel: {}, zero: {}, recompute: {}, schedule: {}, virtual_stages: {}, ep: {}, shard_group: {}, cp: {}}}\n",
       c.topology, c.nodes, c.model, c.seq_len, c.dp * c.micro_batch * c.micro_batches, c.micro_batch, c.tp, c.pp, c.dp,
-      c.sp ? "true" : "false", c.zero, c.recompute, c.schedule, c.virtual_stages, c.ep, c.shard_group);
+      c.sp ? "true" : "false", c.zero, c.recompute, c.schedule, c.virtual_stages, c.ep, c.shard_group, c.cp);
   return inflect::io::parse_experiment(inflect::io::load_yaml_string(yaml, "prop.yaml"), INFLECT_SOURCE_DIR);
 }
 
@@ -145,6 +146,12 @@ std::vector<Config> small_configs() {
   v.back().schedule = "zero-bubble";
   add("dgx-h100", 4, kGpt8, 2, 1, 16, false, 3, "selective");
   v.back().shard_group = 4;
+  // Context parallelism (ring attention), within a node and across nodes.
+  add("dgx-h100", 2, kLlama4, 4, 1, 2, true, 1, "none");
+  v.back().cp = 2;
+  add("dgx-h100", 4, kLlama8, 2, 2, 2, false, 0, "selective");
+  v.back().cp = 4;
+  v.back().schedule = "zero-bubble";
   return v;
 }
 

@@ -1,4 +1,5 @@
-// Mixture of experts in the plan layer: parameters and optimizer states by EP (hand-computed), and
+// Mixture of experts and context parallelism in the plan layer: parameters and optimizer states by
+// EP (hand-computed), the ring attention steps of CP, and
 // the EP all-to-alls the compiler places, with bytes that follow top_k and the token count.
 #include <doctest/doctest.h>
 
@@ -106,4 +107,32 @@ TEST_CASE("the compiler dispatches and combines tokens by all-to-all over the EP
   // No EP, no all-to-all.
   e.parallel.ep = 1;
   CHECK(count(plan::compile(e, full), bytes) == 0);
+}
+
+TEST_CASE("context parallelism runs ring attention: cp-1 KV hops per layer, each overlapping a core step") {
+  plan::Experiment e = moe_experiment();  // the toy shape; experts play no part here
+  e.workload.model->moe = {};
+  e.parallel.ep = 1;
+  e.parallel.cp = 2;
+  e.parallel.dp = 1;  // tp2 cp2 pp2 on 8 devices; m = 8 micro-batches
+  plan::CompileOptions full;
+  full.fidelity = plan::Fidelity::full;
+  const plan::CompiledPlan c = plan::compile(e, full);
+  int kv = 0, kv_dkv = 0;
+  double bytes = 0;
+  for (const auto& op : c.graph.ops()) {
+    if (op.type != workload::OpType::collective) continue;
+    const auto& coll = c.graph.collectives()[op.payload];
+    if (coll.name == "cp_ring_kv") {
+      ++kv;
+      bytes = coll.bytes.value();
+    }
+    if (coll.name == "cp_ring_kv_dkv") ++kv_dkv;
+  }
+  // 8 ranks x 4 layers x 8 micro-batches x 1 hop x (send + receive), in the forward and in the
+  // recomputed forward (full recomputation); K, V and their gradients in backward.
+  CHECK(kv == 8 * 4 * 8 * 2 * 2);
+  CHECK(kv_dkv == 8 * 4 * 8 * 2);
+  // Local K and V: 2 * 512 tokens * kv width 1024 / tp 2 * 2 bytes.
+  CHECK(bytes == doctest::Approx(2.0 * 512 * 512 * 2).epsilon(kExact));
 }
