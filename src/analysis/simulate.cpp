@@ -87,6 +87,7 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   sim::EngineOptions eo;
   eo.observer = options.observer;
   eo.tuning.software_overhead = e.cluster.topology.collective_overhead;
+  eo.comm_interference = e.cluster.device.comm_interference;
   auto te = std::chrono::steady_clock::now();
   sim::EngineResult res = sim::run_engine(graph, topo, compute, eo);
   const double engine_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - te).count();
@@ -132,6 +133,7 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   if (!res.ranks.empty()) {
     const auto& c = res.ranks[crit];
     r.breakdown.compute_s = c.compute.seconds();
+    r.breakdown.compute_interference_s = c.interference.seconds();
     r.breakdown.exposed_comm_s.dp = c.exposed[static_cast<std::size_t>(workload::ParallelDim::dp)].seconds();
     r.breakdown.exposed_comm_s.tp = c.exposed[static_cast<std::size_t>(workload::ParallelDim::tp)].seconds();
     r.breakdown.exposed_comm_s.pp = c.exposed[static_cast<std::size_t>(workload::ParallelDim::pp)].seconds();

@@ -270,7 +270,7 @@ std::vector<std::string> sourced_fields(const DeviceSpec& d) {
   std::vector<std::string> keys;
   for (const auto& [p, rate] : d.peak_dense) keys.push_back("peak_dense." + std::string(core::to_string(p)));
   for (const char* k : {"vector_fp32", "hbm_capacity", "hbm_bandwidth", "board_power", "scale_up_bandwidth",
-                        "compute_units", "max_clock_mhz", "kernel_launch_overhead", "gemm.tile"})
+                        "compute_units", "max_clock_mhz", "kernel_launch_overhead", "comm_interference", "gemm.tile"})
     keys.emplace_back(k);
   return keys;
 }
@@ -289,7 +289,7 @@ hw::DeviceSpec parse_device(const Node& root) {
     MapReader keys(root);
     for (const char* k : {"name", "display_name", "vendor", "peak_dense", "vector_fp32", "hbm_capacity", "hbm_bandwidth",
                           "board_power", "scale_up_bandwidth", "compute_units", "max_clock_mhz",
-                          "kernel_launch_overhead", "sources", "gemm", "attention", "memory"})
+                          "kernel_launch_overhead", "comm_interference", "sources", "gemm", "attention", "memory"})
       (void)keys.optional(k);
     keys.finish();
   }
@@ -326,6 +326,12 @@ hw::DeviceSpec parse_device(const Node& root) {
   d.compute_units = static_cast<int>(r.required("compute_units").as_int(1, 1000000));
   d.max_clock_mhz = positive_double(r.required("max_clock_mhz"));
   d.kernel_launch_overhead = launch_overhead(r.required("kernel_launch_overhead"));
+  {
+    Node ci = r.required("comm_interference");
+    d.comm_interference = ci.as_double();
+    if (!(d.comm_interference >= 0 && d.comm_interference < 1))
+      ci.fail(fmt::format("comm_interference: {} must be a slowdown fraction in [0, 1)", d.comm_interference));
+  }
   {
     Node sources = r.required("sources");
     MapReader sr(sources);

@@ -69,6 +69,7 @@ std::string report_to_json(const analysis::RunReport& r, bool include_volatile) 
   const auto& b = r.breakdown;
   Json br;
   br["compute_s"] = timed(b.compute_s);
+  br["compute_interference_s"] = timed(b.compute_interference_s);
   Json comm;
   comm["total"] = timed(b.exposed_comm_s.total());
   comm["dp"] = timed(b.exposed_comm_s.dp);
@@ -180,6 +181,7 @@ std::string format_summary(const analysis::RunReport& r) {
     out += fmt::format("  {:<26}{:>12}  {:>7}\n", label, duration(s), share(s, step));
   };
   part("compute", b.compute_s);
+  if (b.compute_interference_s > 0) part("  of which overlap slowdown", b.compute_interference_s);
   part("exposed communication", b.exposed_comm_s.total());
   const std::pair<const char*, double> dims[] = {{"dp", b.exposed_comm_s.dp}, {"tp", b.exposed_comm_s.tp},
                                                  {"pp", b.exposed_comm_s.pp}, {"cp", b.exposed_comm_s.cp},

@@ -98,6 +98,19 @@ class Engine {
   std::vector<std::uint32_t> stream_begin_, stream_head_;
   BigVector<OpId> orig_;
   std::vector<char> stream_busy_;
+  std::vector<std::uint32_t> comm_active_;  // per slot: collectives moving data now
+  // Per slot: the compute-stream kernel in flight, for interference (comm_state_changed).
+  struct Running {
+    std::uint32_t op = kNone;
+    double left = 0;  // picoseconds of work at full speed still to do
+    Time since;       // when `left` was last settled
+    Time end;         // its scheduled completion (others for it are stale)
+    bool slowed = false;
+  };
+  std::vector<Running> running_;
+  void schedule_running(std::uint32_t slot);
+  void comm_state_changed(std::uint32_t slot);
+  void compute_done(std::uint32_t id);
   // Per-op state in one record, so that touching an op costs one cache line, not four.
   struct OpState {
     Time posted;                       // when it reached its stream head with deps done
@@ -256,6 +269,8 @@ void Engine::setup(const hw::ComputeModel& compute) {
   ranks_.resize(sim.size());
   for (std::size_t i = 0; i < sim.size(); ++i) ranks_[i].rank = sim[i];
   idle_since_.assign(sim.size(), Time::zero());
+  comm_active_.assign(sim.size(), 0);
+  running_.assign(sim.size(), Running{});
   last_op_.assign(sim.size(), kNone);
   last_end_.assign(sim.size(), Time::zero());
   if (opt_.observer) start_.assign(n, Time::zero());
@@ -305,14 +320,27 @@ void Engine::try_start(std::uint32_t id) {
   stream_busy_[key] = 1;
   const std::uint32_t slot = key / nstreams_;
   if (st.compute) {
-    if (st.on_compute_stream) {
-      attribute_gap(slot, idle_since_[slot], now_, st.binding);
-      ranks_[slot].compute += kernel_time_[st.payload];
-    }
+    const Time dur = kernel_time_[st.payload];
     ranks_[slot].flops += kernel_flops_[st.payload];
     st.posted = now_;
     if (opt_.observer) start_[id] = now_;
-    q_.push(now_ + kernel_time_[st.payload], kComputeDone, id);
+    if (st.on_compute_stream) {
+      attribute_gap(slot, idle_since_[slot], now_, st.binding);
+      if (opt_.comm_interference > 0) {
+        // Progress at 1/(1 + interference) while a collective of this rank moves data; the
+        // completion moves when that changes (interference_changed), and compute time is
+        // counted at the end.
+        Running& run = running_[slot];
+        run.op = id;
+        run.left = static_cast<double>(dur.count_ps());
+        run.since = now_;
+        run.slowed = comm_active_[slot] > 0;
+        schedule_running(slot);
+        return;
+      }
+      ranks_[slot].compute += dur;
+    }
+    q_.push(now_ + dur, kComputeDone, id);
     return;
   }
   st_[id].posted = now_;
@@ -320,9 +348,50 @@ void Engine::try_start(std::uint32_t id) {
   if (++in.arrived == in.needed) start_collective(st_[id].payload);
 }
 
+void Engine::schedule_running(std::uint32_t slot) {
+  Running& run = running_[slot];
+  const double rate = run.slowed ? 1.0 + opt_.comm_interference : 1.0;
+  run.end = now_ + Time::ps(static_cast<Time::rep>(run.left * rate + 0.5));
+  q_.push(run.end, kComputeDone, run.op);
+}
+
+// The rank's communication state changed: settle the running kernel's progress at the old rate
+// and reschedule its completion at the new one (the old completion event goes stale).
+void Engine::comm_state_changed(std::uint32_t slot) {
+  Running& run = running_[slot];
+  const bool slowed = comm_active_[slot] > 0;
+  if (run.op == kNone || run.slowed == slowed) return;
+  const double rate = run.slowed ? 1.0 + opt_.comm_interference : 1.0;
+  run.left = std::max(0.0, run.left - static_cast<double>((now_ - run.since).count_ps()) / rate);
+  run.since = now_;
+  run.slowed = slowed;
+  schedule_running(slot);
+}
+
+void Engine::compute_done(std::uint32_t id) {
+  const std::uint32_t slot = st_[id].key / nstreams_;
+  Running& run = running_[slot];
+  if (opt_.comm_interference > 0 && st_[id].on_compute_stream) {
+    if (run.op != id || run.end != now_) return;  // a completion superseded by a reschedule
+    run.op = kNone;
+    const Time base = kernel_time_[st_[id].payload];
+    const Time took = now_ - st_[id].posted;
+    ranks_[slot].compute += took;
+    if (took > base) ranks_[slot].interference += took - base;
+  }
+  finish_op(id);
+}
+
 void Engine::start_collective(std::uint32_t inst) {
   Instance& in = inst_[inst];
   in.start = now_;
+  {
+    const std::uint32_t e = inst + 1 < inst_.size() ? inst_[inst + 1].member_begin : static_cast<std::uint32_t>(inst_members_.size());
+    for (std::uint32_t i = in.member_begin; i < e; ++i) {
+      const std::uint32_t slot = st_[inst_members_[i]].key / nstreams_;
+      if (comm_active_[slot]++ == 0 && opt_.comm_interference > 0) comm_state_changed(slot);
+    }
+  }
   const auto& phases = phases_for(in.payload);
   if (phases.empty()) {
     q_.push(now_, kCollectiveDone, inst);
@@ -358,6 +427,10 @@ void Engine::complete_collective(std::uint32_t inst) {
   Instance& in = inst_[inst];
   in.end = now_;
   const std::uint32_t e = inst + 1 < inst_.size() ? inst_[inst + 1].member_begin : static_cast<std::uint32_t>(inst_members_.size());
+  for (std::uint32_t i = in.member_begin; i < e; ++i) {
+    const std::uint32_t slot = st_[inst_members_[i]].key / nstreams_;
+    if (--comm_active_[slot] == 0 && opt_.comm_interference > 0) comm_state_changed(slot);
+  }
   for (std::uint32_t i = in.member_begin; i < e; ++i) {
     if (opt_.observer) start_[inst_members_[i]] = in.start;
     finish_op(inst_members_[i]);
@@ -441,7 +514,7 @@ EngineResult Engine::run() {
       core::Event e = q_.pop();
       ++events;
       switch (e.kind()) {
-        case kComputeDone: finish_op(e.id); break;
+        case kComputeDone: compute_done(e.id); break;
         case kPhaseLatencyDone: start_transfer(e.id); break;
         case kTransferDone: {
           if (e.stamp != net_.stamp(e.id) || transfer_owner_[e.id] == kNone) break;  // stale

@@ -83,7 +83,7 @@ TEST_CASE("every catalog figure has a source") {
     CAPTURE(d.name);
     std::vector<std::string> keys = {"vector_fp32",   "hbm_capacity",       "hbm_bandwidth",
                                      "board_power",   "scale_up_bandwidth", "compute_units",
-                                     "max_clock_mhz", "kernel_launch_overhead", "gemm.tile",
+                                     "max_clock_mhz", "kernel_launch_overhead", "comm_interference", "gemm.tile",
                                      "attention_efficiency", "memory_efficiency"};
     for (const auto& [p, rate] : d.peak_dense) {
       keys.push_back("peak_dense." + std::string(inflect::core::to_string(p)));

@@ -16,6 +16,7 @@ struct PerDim {
 /// The critical rank's step, split so that the parts add up to step_time_s.
 struct Breakdown {
   double compute_s = 0;        // busy time of the compute stream (kernels incl. recompute)
+  double compute_interference_s = 0;  // of compute_s: slowdown from communication overlapping it
   PerDim exposed_comm_s;       // compute stream idle while waiting on communication, by dimension
   double bubble_s = 0;         // compute stream idle waiting for other pipeline stages
   double other_s = 0;          // any remaining idle time (e.g. waiting for peers at a collective)

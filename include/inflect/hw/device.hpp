@@ -43,6 +43,9 @@ struct DeviceSpec {
   double max_clock_mhz = 0;
   /// Fixed cost added to every kernel (launch + tail), seconds.
   core::Seconds kernel_launch_overhead;
+  /// Slowdown of compute that overlaps communication on the device (the collective's kernels
+  /// hold SMs/CUs and HBM bandwidth): a kernel overlapped takes (1 + this) times as long.
+  double comm_interference = 0;
   /// Fraction of the dense peak a GEMM's launched tiles reach, keyed by the FLOPs those tiles
   /// execute (the GEMM's FLOPs / wave_quantization). Tile and wave effects come on top: see
   /// ComputeModel and docs/devices.md.

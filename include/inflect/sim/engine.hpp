@@ -26,6 +26,10 @@ struct EngineOptions {
   net::CollectiveTuning tuning;
   /// Name of the stream whose idle time is attributed in the breakdown.
   std::string compute_stream = "compute";
+  /// Slowdown of a compute kernel that starts while one of its rank's collectives is moving data
+  /// (the collective's kernels hold SMs and HBM bandwidth): duration x (1 + this). Device data
+  /// (hw::DeviceSpec::comm_interference); 0 = none.
+  double comm_interference = 0;
 };
 
 /// Where one rank's time went. compute + exposed + bubble + other = finish.
@@ -36,6 +40,8 @@ struct RankTimes {
   std::array<core::Time, workload::kParallelDims> exposed{};
   core::Time bubble;
   core::Time other;
+  /// Part of `compute` that is the interference slowdown of overlapped communication.
+  core::Time interference;
   double flops = 0;  // kernel FLOPs executed (incl. recompute)
 };
 
