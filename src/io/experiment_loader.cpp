@@ -330,6 +330,9 @@ void read_parallel(const Seen& seen, plan::Experiment& e) {
     bucket.fail(fmt::format("'{}' is negative; expected a size of at least 0 (0 = one bucket per stage)",
                             bucket.raw().Scalar()));
   p.overlap_grad_reduce = seen.value("parallel.overlap_grad_reduce").as_bool();
+  p.moe_shared_expert_overlap = seen.value("parallel.moe_shared_expert_overlap").as_bool();
+  if (p.moe_shared_expert_overlap && !(e.workload.model && e.workload.model->moe.shared_experts > 0))
+    seen.at("parallel.moe_shared_expert_overlap").fail("moe_shared_expert_overlap needs a model with shared experts (model.moe.shared_experts)");
 }
 
 /// The checks that involve several keys: a plan that cannot be laid out on this cluster or model.

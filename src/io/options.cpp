@@ -145,6 +145,10 @@ std::vector<OptionSpec> build() {
                   "bucket per pipeline stage, after backward."));
   t.push_back(opt("parallel.overlap_grad_reduce", T::boolean, "", D::value, "true",
                   "Overlap the data-parallel gradient reduction with backward."));
+  t.push_back(opt("parallel.moe_shared_expert_overlap", T::boolean, "", D::value, "false",
+                  "MoE: compute the shared experts while the EP all-to-all dispatches the routed "
+                  "tokens (and their backward while the combine gradient returns), as "
+                  "Megatron-Core's moe_shared_expert_overlap."));
 
   t.push_back(section("workload", D::none, "A recorded execution graph to replay instead of a model."));
   t.push_back(opt("workload.trace", T::path, "", D::required, "",

@@ -109,6 +109,9 @@ class Compiler {
   // input-gradient / weight-gradient split.
   Block moe_pre_fwd_, moe_experts_fwd_, moe_post_fwd_, moe_post_bwd_, moe_experts_bwd_, moe_pre_bwd_;
   Block moe_experts_dgrad_, moe_pre_dgrad_, moe_experts_wgrad_, moe_pre_wgrad_;
+  // With moe_shared_expert_overlap: the pre piece without the shared experts, and those alone.
+  Block moe_route_fwd_, moe_shared_fwd_, moe_route_bwd_, moe_shared_bwd_, moe_route_dgrad_, moe_shared_dgrad_;
+  bool shared_overlap_ = false;
   double ep_bytes_ = 0;
   int edp_group_size_ = 1;  // ranks holding the same experts: dp*cp/ep
   std::vector<double> stage_expert_params_;
@@ -323,9 +326,21 @@ void Compiler::layer_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps&
 // MoE MLP: router and shared experts, token dispatch over the EP group, the rank's experts, and
 // the combine back (Megatron-Core's all-to-all token dispatcher).
 void Compiler::moe_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& out) {
-  compute(moe_pre_fwd_, ph, layer, mb, out);
-  if (p_.ep > 1) comm(s_ep_, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ep_bytes_, "ep_dispatch"), ph, layer, mb, out);
-  compute(moe_experts_fwd_, ph, layer, mb, out);
+  if (shared_overlap_) {
+    // Route, then dispatch while the shared experts compute; the routed experts wait for both.
+    compute(moe_route_fwd_, ph, layer, mb, out);
+    comm(s_ep_, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ep_bytes_, "ep_dispatch"), ph, layer, mb, out, true);
+    const int dispatch = static_cast<int>(out.size()) - 1;
+    compute(moe_shared_fwd_, ph, layer, mb, out);
+    const std::size_t at = out.size();
+    compute(moe_experts_fwd_, ph, layer, mb, out);
+    out[at].wait = dispatch;
+  } else {
+    compute(moe_pre_fwd_, ph, layer, mb, out);
+    if (p_.ep > 1)
+      comm(s_ep_, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ep_bytes_, "ep_dispatch"), ph, layer, mb, out);
+    compute(moe_experts_fwd_, ph, layer, mb, out);
+  }
   if (p_.ep > 1) comm(s_ep_, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ep_bytes_, "ep_combine"), ph, layer, mb, out);
   compute(moe_post_fwd_, ph, layer, mb, out);
 }
@@ -365,6 +380,20 @@ void Compiler::ring_attention_ops(RankId r, int layer, int mb, Phase ph, const B
 
 void Compiler::moe_backward_ops(RankId r, int layer, int mb, bool with_weights, StepOps& out) {
   compute(moe_post_bwd_, Phase::backward, layer, mb, out);
+  if (shared_overlap_) {
+    // The combine gradient travels while the shared experts' backward computes.
+    comm(s_ep_, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ep_bytes_, "ep_combine_grad"), Phase::backward, layer, mb,
+         out, true);
+    const int combine = static_cast<int>(out.size()) - 1;
+    compute(with_weights ? moe_shared_bwd_ : moe_shared_dgrad_, Phase::backward, layer, mb, out);
+    const std::size_t at = out.size();
+    compute(with_weights ? moe_experts_bwd_ : moe_experts_dgrad_, Phase::backward, layer, mb, out);
+    out[at].wait = combine;
+    comm(s_ep_, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ep_bytes_, "ep_dispatch_grad"), Phase::backward, layer,
+         mb, out);
+    compute(with_weights ? moe_route_bwd_ : moe_route_dgrad_, Phase::backward, layer, mb, out);
+    return;
+  }
   if (p_.ep > 1)
     comm(s_ep_, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ep_bytes_, "ep_combine_grad"), Phase::backward, layer, mb,
          out);
@@ -771,6 +800,23 @@ CompiledPlan Compiler::run() {
     moe_post_bwd_ = add_block("moe_combine_bwd", mk.post_bwd);
     moe_experts_bwd_ = add_block("moe_experts_bwd", mk.experts_bwd);
     moe_pre_bwd_ = add_block("moe_router_shared_bwd", mk.pre_bwd);
+    shared_overlap_ = p_.moe_shared_expert_overlap && p_.ep > 1 && m_.moe.shared_experts > 0;
+    if (shared_overlap_) {
+      auto part = [](const std::vector<workload::KernelSpec>& ks, bool shared) {
+        std::vector<workload::KernelSpec> out;
+        for (const auto& k : ks)
+          if ((k.name.rfind("shared_", 0) == 0) == shared) out.push_back(k);
+        return out;
+      };
+      moe_route_fwd_ = add_block("moe_router", part(mk.pre_fwd, false));
+      moe_shared_fwd_ = add_block("moe_shared_experts", part(mk.pre_fwd, true));
+      moe_route_bwd_ = add_block("moe_router_bwd", part(mk.pre_bwd, false));
+      moe_shared_bwd_ = add_block("moe_shared_experts_bwd", part(mk.pre_bwd, true));
+      if (split_backward) {
+        moe_route_dgrad_ = add_block("moe_router_bwd_input", split(part(mk.pre_bwd, false), false));
+        moe_shared_dgrad_ = add_block("moe_shared_experts_bwd_input", split(part(mk.pre_bwd, true), false));
+      }
+    }
     if (split_backward) {
       moe_experts_dgrad_ = add_block("moe_experts_bwd_input", split(mk.experts_bwd, false));
       moe_pre_dgrad_ = add_block("moe_router_shared_bwd_input", split(mk.pre_bwd, false));

@@ -53,10 +53,11 @@ struct Config {
   int ep = 1;
   int shard_group = 0;
   int cp = 1;
+  bool shared_overlap = false;
 
   std::string label() const {
-    return fmt::format("{} x{} {} tp{} pp{} dp{}{} zero{} recompute={} {} v{} ep{} sg{} cp{} mb{} m={}", topology, nodes, model, tp, pp, dp,
-                       sp ? " sp" : "", zero, recompute, schedule, virtual_stages, ep, shard_group, cp, micro_batch, micro_batches);
+    return fmt::format("{} x{} {} tp{} pp{} dp{}{} zero{} recompute={} {} v{} ep{} sg{} cp{}{} mb{} m={}", topology, nodes, model, tp, pp, dp,
+                       sp ? " sp" : "", zero, recompute, schedule, virtual_stages, ep, shard_group, cp, shared_overlap ? " shared-overlap" : "", micro_batch, micro_batches);
   }
 };
 
@@ -67,9 +68,9 @@ Experiment load(const Config& c) {
       "cluster: {{topology: topologies/{}.yaml, nodes: {}}}\n"
       "model: {}\n"
       "training: {{seq_len: {}, global_batch: {}, micro_batch: {}, precision: bf16}}\n"
-      "parallel: {{tp: {}, pp: {}, dp: {}, sequence_parallel: {}, zero: {}, recompute: {}, schedule: {}, virtual_stages: {}, ep: {}, shard_group: {}, cp: {}}}\n",
+      "parallel: {{tp: {}, pp: {}, dp: {}, sequence_parallel: {}, zero: {}, recompute: {}, schedule: {}, virtual_stages: {}, ep: {}, shard_group: {}, cp: {}, moe_shared_expert_overlap: {}}}\n",
       c.topology, c.nodes, c.model, c.seq_len, c.dp * c.micro_batch * c.micro_batches, c.micro_batch, c.tp, c.pp, c.dp,
-      c.sp ? "true" : "false", c.zero, c.recompute, c.schedule, c.virtual_stages, c.ep, c.shard_group, c.cp);
+      c.sp ? "true" : "false", c.zero, c.recompute, c.schedule, c.virtual_stages, c.ep, c.shard_group, c.cp, c.shared_overlap ? "true" : "false");
   return inflect::io::parse_experiment(inflect::io::load_yaml_string(yaml, "prop.yaml"), INFLECT_SOURCE_DIR);
 }
 
@@ -135,6 +136,11 @@ std::vector<Config> small_configs() {
   // Mixture of experts with expert parallelism folded in data parallelism, dense first layer.
   add("dgx-h100", 2, kMoe4, 2, 2, 4, true, 1, "selective");
   v.back().ep = 2;
+  add("dgx-h100", 4, kMoe4, 1, 2, 16, false, 1, "none");
+  v.back().ep = 8;
+  v.back().shared_overlap = true;
+  v.back().schedule = "dualpipe";
+  v.back().micro_batches = 4;
   add("mi300x", 2, kMoe4, 1, 2, 8, false, 0, "none");
   v.back().ep = 4;
   v.back().schedule = "dualpipev";

@@ -71,6 +71,9 @@ struct ParallelPlan {
   /// parameters = 80 MB in bf16 grads); 0 = one bucket per pipeline stage at the end.
   core::Bytes grad_bucket_bytes = core::Bytes(80e6);
   bool overlap_grad_reduce = true;
+  /// Run the shared experts while the routed tokens are dispatched (and their backward while the
+  /// combine gradient returns), as Megatron-Core's moe_shared_expert_overlap; off by default there.
+  bool moe_shared_expert_overlap = false;
 };
 
 struct Experiment {
