@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <sstream>
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -263,17 +265,95 @@ void read_training(const Seen& seen, plan::Experiment& e) {
   t.precision = *prec;
 }
 
+void read_order(const Seen& seen, plan::ParallelPlan& p) {
+  Node order = seen.value("parallel.order");
+  const auto& dims = option("parallel.order").allowed;
+  std::vector<std::string> names;
+  for (const Node& item : order.items()) {
+    std::string d = item.as_choice(dims);
+    for (const auto& prev : names)
+      if (prev == d) item.fail(fmt::format("'{}' appears twice; order lists each of {} exactly once", d, core::join(dims)));
+    names.push_back(d);
+  }
+  if (names.size() != dims.size()) {
+    std::vector<std::string> missing;
+    for (const auto& d : dims) {
+      bool found = false;
+      for (const auto& n : names) found = found || n == d;
+      if (!found) missing.push_back(d);
+    }
+    order.fail(fmt::format("missing {}; order lists each of {} exactly once, innermost first", core::join(missing),
+                           core::join(dims)));
+  }
+  p.order.clear();
+  for (const auto& n : names) p.order.push_back(parse_dim(n));
+}
+
+// parallel.mesh: ["dp 16", "pp 8", "ep 8 in dp", "tp 8"], outermost first. Fills the degrees and
+// the placement order (innermost first: the mesh reversed), the same plan the short keys give.
+void read_mesh(const Seen& seen, plan::ParallelPlan& p) {
+  for (const char* key : {"parallel.tp", "parallel.pp", "parallel.dp", "parallel.cp", "parallel.ep", "parallel.order"})
+    if (seen.has(key))
+      seen.at(key).fail(fmt::format("'{}' and 'mesh' both set the plan's degrees; give one form or the other", option(key).leaf()));
+  const Node mesh = seen.value("parallel.mesh");
+  std::vector<plan::Dim> outer_first;
+  std::vector<std::string> seen_dims;
+  p.tp = p.pp = p.cp = p.ep = 1;
+  p.dp = 1;
+  for (const Node& item : mesh.items()) {
+    std::istringstream words(item.as_string());
+    std::string dim, size_text, in, folded, extra;
+    words >> dim >> size_text >> in >> folded >> extra;
+    auto bad = [&](const std::string& why) {
+      item.fail(fmt::format("'{}': {}; a mesh dimension is \"<dim> <size>\" with dim one of tp, cp, pp, dp, ep "
+                            "(\"ep <size> in dp\")",
+                            item.as_string(), why));
+    };
+    if (dim != "tp" && dim != "cp" && dim != "pp" && dim != "dp" && dim != "ep") bad("unknown dimension");
+    for (const auto& d : seen_dims)
+      if (d == dim) bad("dimension given twice");
+    seen_dims.push_back(dim);
+    std::int64_t size = 0;
+    try {
+      std::size_t used = 0;
+      size = std::stoll(size_text, &used);
+      if (used != size_text.size()) size = 0;
+    } catch (const std::exception&) {
+      size = 0;
+    }
+    if (size < 1 || size > (std::int64_t{1} << 20)) bad("the size must be a whole number >= 1");
+    if (dim == "ep") {
+      if (!in.empty() && (in != "in" || folded != "dp" || !extra.empty())) bad("expert parallelism folds inside dp only");
+      p.ep = static_cast<int>(size);
+      continue;
+    }
+    if (!in.empty()) bad("only ep folds inside another dimension");
+    const plan::Dim d = parse_dim(dim);
+    outer_first.push_back(d);
+    (d == plan::Dim::tp ? p.tp : d == plan::Dim::cp ? p.cp : d == plan::Dim::pp ? p.pp : p.dp) = static_cast<int>(size);
+  }
+  // Placement order, innermost first; dimensions the mesh leaves out (size 1) go outermost.
+  p.order.assign(outer_first.rbegin(), outer_first.rend());
+  for (plan::Dim d : {plan::Dim::tp, plan::Dim::cp, plan::Dim::pp, plan::Dim::dp})
+    if (std::find(p.order.begin(), p.order.end(), d) == p.order.end()) p.order.push_back(d);
+}
+
 void read_parallel(const Seen& seen, plan::Experiment& e) {
   auto& p = e.parallel;
   auto degree = [&](const char* key) {
     return static_cast<int>(read_int(seen.value(key), option(key)));
   };
-  p.tp = degree("parallel.tp");
-  p.pp = degree("parallel.pp");
-  p.cp = degree("parallel.cp");
-  p.ep = degree("parallel.ep");
-  p.dp = 0;
-  if (auto n = seen.get("parallel.dp")) p.dp = static_cast<int>(read_int(*n, option("parallel.dp")));
+  const bool mesh = seen.has("parallel.mesh");
+  if (mesh) {
+    read_mesh(seen, p);
+  } else {
+    p.tp = degree("parallel.tp");
+    p.pp = degree("parallel.pp");
+    p.cp = degree("parallel.cp");
+    p.ep = degree("parallel.ep");
+    p.dp = 0;
+    if (auto n = seen.get("parallel.dp")) p.dp = static_cast<int>(read_int(*n, option("parallel.dp")));
+  }
   p.sequence_parallel = seen.value("parallel.sequence_parallel").as_bool();
   std::string sched = seen.value("parallel.schedule").as_choice(option("parallel.schedule").allowed);
   p.schedule = sched == "gpipe"         ? plan::Schedule::gpipe
@@ -302,27 +382,8 @@ void read_parallel(const Seen& seen, plan::Experiment& e) {
   std::string rc = seen.value("parallel.recompute").as_choice(option("parallel.recompute").allowed);
   p.recompute = rc == "full" ? plan::Recompute::full : rc == "selective" ? plan::Recompute::selective : plan::Recompute::none;
 
-  Node order = seen.value("parallel.order");
-  const auto& dims = option("parallel.order").allowed;
-  std::vector<std::string> names;
-  for (const Node& item : order.items()) {
-    std::string d = item.as_choice(dims);
-    for (const auto& prev : names)
-      if (prev == d) item.fail(fmt::format("'{}' appears twice; order lists each of {} exactly once", d, core::join(dims)));
-    names.push_back(d);
-  }
-  if (names.size() != dims.size()) {
-    std::vector<std::string> missing;
-    for (const auto& d : dims) {
-      bool found = false;
-      for (const auto& n : names) found = found || n == d;
-      if (!found) missing.push_back(d);
-    }
-    order.fail(fmt::format("missing {}; order lists each of {} exactly once, innermost first", core::join(missing),
-                           core::join(dims)));
-  }
-  p.order.clear();
-  for (const auto& n : names) p.order.push_back(parse_dim(n));
+  if (!mesh) read_order(seen, p);
+
 
   Node bucket = seen.value("parallel.grad_bucket");
   p.grad_bucket_bytes = bucket.as_bytes();

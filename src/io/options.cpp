@@ -135,6 +135,14 @@ std::vector<OptionSpec> build() {
                       "replicas); 0 = shard over all of dp*cp. Needs zero >= 1."));
   t.push_back(choice("parallel.recompute", {"none", "selective", "full"}, "none",
                      "Activation recomputation: selective recomputes attention's core, full whole layers."));
+  OptionSpec mesh = opt("parallel.mesh", T::list, "", D::none, "",
+                        "The plan's degrees as a device mesh, outermost dimension first (the last "
+                        "varies fastest, as in torch's init_device_mesh): e.g. [dp 16, pp 8, ep 8 in dp, "
+                        "tp 8]. Sets tp, cp, pp, dp, ep and the placement order at once, so none of "
+                        "those keys may be given with it; a dimension left out has size 1; ep is "
+                        "folded inside dp (\"ep N in dp\", or plain \"ep N\").");
+  mesh.allowed = {"tp N", "cp N", "pp N", "dp N", "ep N [in dp]"};
+  t.push_back(mesh);
   OptionSpec order = opt("parallel.order", T::list, "", D::value, "[tp, cp, pp, dp]",
                          "Placement of ranks on devices, innermost first: each of tp, cp, pp, dp "
                          "exactly once. The default keeps TP peers inside a node.");

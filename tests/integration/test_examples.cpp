@@ -18,6 +18,8 @@
 
 #include "inflect/analysis/simulate.hpp"
 #include "inflect/io/experiment_loader.hpp"
+#include "inflect/io/report_json.hpp"
+#include "inflect/io/yaml_reader.hpp"
 
 namespace {
 
@@ -30,7 +32,7 @@ constexpr double kGoldenTolerance = 0.02;
 std::vector<fs::path> bundled_examples() {
   std::vector<fs::path> out;
   const fs::path root = fs::path(INFLECT_SOURCE_DIR) / "workloads" / "examples";
-  for (const fs::path& dir : {root, root / "whatif"})
+  for (const fs::path& dir : {root, root / "whatif", root / "mesh"})
     for (const auto& entry : fs::directory_iterator(dir))
       if (entry.is_regular_file() && entry.path().extension() == ".yaml") out.push_back(entry.path());
   std::sort(out.begin(), out.end());
@@ -93,8 +95,9 @@ TEST_CASE("every bundled example loads and simulates with sane figures") {
       {"gpt3-175b-h200", true},       {"llama3-405b-tp8-cp2-pp16-h100", true}, {"deepseek-v3-dualpipe-h100", true},
       {"mixtral-8x22b-ep8-mi300x", true}, {"zaya1-like-dp-mi300x", true}};
   const auto files = bundled_examples();
-  // workloads/examples/whatif/gpt3-175b-a100.yaml repeats the base example under the same name.
-  CHECK(files.size() == 12);
+  // workloads/examples/whatif/gpt3-175b-a100.yaml and mesh/mixtral-8x22b-ep8-mi300x.yaml repeat
+  // base examples under the same names.
+  CHECK(files.size() == 13);
   for (const auto& file : files) {
     CAPTURE(file.string());
     RunReport r = run_symmetric(file);
@@ -189,4 +192,25 @@ TEST_CASE("cli: an unknown subcommand exits non-zero") {
   CHECK(c.rc != 0);
   Command none = inflect_cmd("", true);
   CHECK(none.rc != 0);
+}
+
+TEST_CASE("the mesh form and the short form of the same plan give the same report") {
+  // docs/plans.md: workloads/examples/mesh/mixtral-8x22b-ep8-mi300x.yaml restates the plan of
+  // workloads/examples/mixtral-8x22b-ep8-mi300x.yaml as `mesh: [dp 32, pp 4, ep 8 in dp, tp 2]`.
+  const fs::path root(INFLECT_SOURCE_DIR);
+  const RunReport a = run_symmetric(root / "workloads/examples/mixtral-8x22b-ep8-mi300x.yaml");
+  const RunReport b = run_symmetric(root / "workloads/examples/mesh/mixtral-8x22b-ep8-mi300x.yaml");
+  CHECK(a.plan == b.plan);
+  CHECK(inflect::io::report_to_json(a, false) == inflect::io::report_to_json(b, false));
+  // A different placement order in the mesh is a different plan: dp innermost puts each EP group
+  // (ep consecutive dp ranks) inside a node and TP across nodes; here that is faster (the token
+  // all-to-alls outweigh TP's traffic), but any difference shows the order took effect.
+  inflect::io::set_project_root(INFLECT_SOURCE_DIR);
+  const std::string yaml =
+      "name: m\ncluster: {topology: topologies/mi300x.yaml, nodes: 32}\nmodel: {preset: mixtral-8x22b}\n"
+      "training: {seq_len: 4096, global_batch: 1024, micro_batch: 1}\n"
+      "parallel: {mesh: [tp 2, pp 4, ep 8 in dp, dp 32], sequence_parallel: true, zero: 1, recompute: selective}\n";
+  const auto e = inflect::io::parse_experiment(inflect::io::load_yaml_string(yaml, "m.yaml"), INFLECT_SOURCE_DIR);
+  CHECK(e.parallel.order.front() == inflect::plan::Dim::dp);
+  CHECK(std::abs(inflect::analysis::simulate(e).step_time_s - a.step_time_s) > 0.01 * a.step_time_s);
 }
