@@ -337,6 +337,23 @@ void make_links_ideal(Experiment& e) {
   t.collective_overhead = inflect::core::Seconds(0);
 }
 
+/// The ideal-link pipeline of the bubble tests: a Llama-8B-shaped stack of `layers` layers with a
+/// 256-token vocabulary (embedding, head and loss negligible), tp2 pp4 dp1 on one DGX H100 node,
+/// 8 micro-batches of 4 sequences of 4096 tokens.
+Config ideal_pipeline(int layers) {
+  Config c;
+  c.topology = "dgx-h100";
+  c.nodes = 1;
+  c.model = fmt::format("{{preset: llama3-8b, layers: {}, vocab: 256}}", layers);
+  c.seq_len = 4096;
+  c.micro_batch = 4;
+  c.micro_batches = 8;
+  c.tp = 2;
+  c.pp = 4;
+  c.dp = 1;
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("1F1B bubble on ideal links is (pp-1)/(m+pp-1) of the step") {
@@ -351,16 +368,7 @@ TEST_CASE("1F1B bubble on ideal links is (pp-1)/(m+pp-1) of the step") {
   // The optimizer step (memory-bound Adam over ~0.2B parameters per GPU, ~1 ms) adds the same
   // compute to every stage and shrinks the ratio by well under 1% (micro_batch 4 makes F+B tens of
   // ms), inside the 2% tolerance.
-  Config c;
-  c.topology = "dgx-h100";
-  c.nodes = 1;
-  c.model = "{preset: llama3-8b, layers: 8, vocab: 256}";
-  c.seq_len = 4096;
-  c.micro_batch = 4;
-  c.micro_batches = 8;
-  c.tp = 2;
-  c.pp = 4;
-  c.dp = 1;
+  Config c = ideal_pipeline(8);
   CAPTURE(c.label());
   Experiment e = load(c);
   make_links_ideal(e);
@@ -391,16 +399,7 @@ TEST_CASE("1F1B bubble on ideal links is (pp-1)/(m+pp-1) of the step") {
 TEST_CASE("every schedule on ideal links: step = compute + bubble; zero-bubble and interleaving shrink the bubble") {
   // The ideal-link set-up of the 1F1B test above, with 16 layers so that interleaving (V = 2, 4)
   // and DualPipeV (2p chunks) divide them, 8 micro-batches (DualPipe needs m >= 2p).
-  Config c;
-  c.topology = "dgx-h100";
-  c.nodes = 1;
-  c.model = "{preset: llama3-8b, layers: 16, vocab: 256}";
-  c.seq_len = 4096;
-  c.micro_batch = 4;
-  c.micro_batches = 8;
-  c.tp = 2;
-  c.pp = 4;
-  c.dp = 1;
+  Config c = ideal_pipeline(16);
   auto bubble = [&](const std::string& schedule, int v) {
     Config x = c;
     x.schedule = schedule;

@@ -13,34 +13,7 @@ constexpr double kExact = 1e-12;  // every figure below is an exact integer prod
 // GPT-style model: h = 1024, 16 heads, ffn 4h, 8 layers, vocab 1000.
 // One layer = QKV 3h^2 + 3h, out proj h^2 + h, MLP 8h^2 + 5h, two LayerNorms 4h = 12h^2 + 13h
 //           = 12 * 1048576 + 13 * 1024 = 12,596,224 parameters.
-plan::Experiment toy_experiment() {
-  plan::Experiment e;
-  e.name = "memory-case";
-  e.cluster.device = test::toy_device();
-  e.cluster.topology = test::toy_topology(8);
-  e.cluster.nodes = 1;
-  workload::ModelSpec m;
-  m.name = "toy-gpt";
-  m.layers = 8;
-  m.hidden = 1024;
-  m.heads = 16;
-  m.kv_heads = 16;
-  m.ffn_hidden = 4096;
-  m.mlp = workload::MlpKind::gelu;
-  m.vocab = 1000;
-  m.seq_len = 1024;
-  e.workload.model = m;
-  e.training.seq_len = 1024;
-  e.training.global_batch = 8;
-  e.training.micro_batch = 1;
-  e.training.precision = core::Precision::bf16;
-  e.parallel.tp = 2;
-  e.parallel.pp = 2;
-  e.parallel.dp = 2;
-  e.parallel.zero = 1;
-  e.parallel.recompute = plan::Recompute::full;
-  return e;
-}
+plan::Experiment toy_experiment() { return test::toy_gpt_experiment(); }
 
 }  // namespace
 

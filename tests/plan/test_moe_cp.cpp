@@ -16,34 +16,14 @@ constexpr double kExact = 1e-12;
 // The GPT toy of test_memory.cpp (h = 1024, 8 layers, vocab 1000, tp2 pp2 dp2, ZeRO-1) with an
 // MoE MLP on every layer: 4 GELU experts of 2048, top-2.
 plan::Experiment moe_experiment() {
-  plan::Experiment e;
+  plan::Experiment e = test::toy_gpt_experiment();
   e.name = "moe-case";
-  e.cluster.device = test::toy_device();
-  e.cluster.topology = test::toy_topology(8);
-  e.cluster.nodes = 1;
-  workload::ModelSpec m;
+  auto& m = *e.workload.model;
   m.name = "toy-moe";
-  m.layers = 8;
-  m.hidden = 1024;
-  m.heads = 16;
-  m.kv_heads = 16;
-  m.ffn_hidden = 4096;
-  m.mlp = workload::MlpKind::gelu;
-  m.vocab = 1000;
-  m.seq_len = 1024;
   m.moe.experts = 4;
   m.moe.top_k = 2;
   m.moe.expert_ffn_hidden = 2048;
-  e.workload.model = m;
-  e.training.seq_len = 1024;
-  e.training.global_batch = 8;
-  e.training.micro_batch = 1;
-  e.parallel.tp = 2;
-  e.parallel.pp = 2;
-  e.parallel.dp = 2;
   e.parallel.ep = 2;
-  e.parallel.zero = 1;
-  e.parallel.recompute = plan::Recompute::full;
   return e;
 }
 

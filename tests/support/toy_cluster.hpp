@@ -4,6 +4,7 @@
 #include "inflect/core/units.hpp"
 #include "inflect/hw/device.hpp"
 #include "inflect/net/topology_spec.hpp"
+#include "inflect/plan/experiment.hpp"
 
 namespace inflect::test {
 
@@ -54,6 +55,38 @@ inline net::TopologySpec toy_topology(int per_node = 8, double latency = 0, doub
   s.scale_out.rail_optimized = true;
   s.scale_out.efficiency = 1.0;
   return s;
+}
+
+/// A GPT-style toy on one 8-device toy node: h = 1024, 16 heads, ffn 4h, 8 layers, vocab 1000,
+/// seq 1024, global batch 8 of micro-batch 1, tp2 pp2 dp2, ZeRO-1, full recomputation. One layer
+/// has 12h^2 + 13h = 12,596,224 parameters.
+inline plan::Experiment toy_gpt_experiment() {
+  plan::Experiment e;
+  e.name = "toy-gpt-case";
+  e.cluster.device = toy_device();
+  e.cluster.topology = toy_topology(8);
+  e.cluster.nodes = 1;
+  workload::ModelSpec m;
+  m.name = "toy-gpt";
+  m.layers = 8;
+  m.hidden = 1024;
+  m.heads = 16;
+  m.kv_heads = 16;
+  m.ffn_hidden = 4096;
+  m.mlp = workload::MlpKind::gelu;
+  m.vocab = 1000;
+  m.seq_len = 1024;
+  e.workload.model = m;
+  e.training.seq_len = 1024;
+  e.training.global_batch = 8;
+  e.training.micro_batch = 1;
+  e.training.precision = core::Precision::bf16;
+  e.parallel.tp = 2;
+  e.parallel.pp = 2;
+  e.parallel.dp = 2;
+  e.parallel.zero = 1;
+  e.parallel.recompute = plan::Recompute::full;
+  return e;
 }
 
 }  // namespace inflect::test
