@@ -93,11 +93,12 @@ TEST_CASE("every bundled example loads and simulates with sane figures") {
       {"gpt3-175b-1024-a100", true}, {"gpt3-175b-a100", true},         {"llama-32l-1024", true},
       {"llama3-405b-16k-h100", true}, {"gpt3-175b-h100-pp8dp16", true}, {"gpt3-175b-h100", true},
       {"gpt3-175b-h200", true},       {"llama3-405b-tp8-cp2-pp16-h100", true}, {"deepseek-v3-dualpipe-h100", true},
-      {"mixtral-8x22b-ep8-mi300x", true}, {"zaya1-like-dp-mi300x", true}};
+      {"mixtral-8x22b-ep8-mi300x", true}, {"zaya1-like-dp-mi300x", true},
+      {"gpt3-175b-a100-zero-bubble", true}, {"gpt3-175b-a100-dualpipev", true}};
   const auto files = bundled_examples();
   // workloads/examples/whatif/gpt3-175b-a100.yaml and mesh/mixtral-8x22b-ep8-mi300x.yaml repeat
   // base examples under the same names.
-  CHECK(files.size() == 13);
+  CHECK(files.size() == 15);
   for (const auto& file : files) {
     CAPTURE(file.string());
     RunReport r = run_symmetric(file);
