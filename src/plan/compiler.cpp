@@ -86,6 +86,7 @@ class Compiler {
   void compute(const Block& b, Phase ph, int layer, int mb, StepOps& out);
   void comm(std::uint8_t stream, std::uint32_t coll, Phase ph, int layer, int mb, StepOps& out, bool side = false);
   OpId issue(RankId r, const PendingOp& op, const std::vector<OpId>& deps);
+  void issue_chained(RankId r, const StepOps& ops, std::size_t i, std::vector<OpId>& chain, std::vector<OpId>& ids);
   void issue_step(RankId r, const StepOps& ops, std::vector<OpId>& frontier);
   void issue_pair(RankId r, const StepOps& a, const StepOps& b, std::vector<OpId>& frontier);
 
@@ -152,6 +153,7 @@ class Compiler {
   OpId last_dp_ = 0;
   bool has_dp_ = false;
   std::vector<OpId> ids_a_, ids_b_;  // op ids of the step(s) being issued, by position
+  std::vector<OpId> deps_;           // scratch: a chain plus the op it waits for
 };
 
 Block Compiler::add_block(const std::string& name, const std::vector<workload::KernelSpec>& ks) {
@@ -574,22 +576,24 @@ OpId Compiler::issue(RankId r, const PendingOp& op, const std::vector<OpId>& dep
   return id;
 }
 
+// Issues op `i` of a step on its chain `chain` (plus the earlier op it waits for, by position in
+// `ids`), records its id, and extends the chain unless it is a side op.
+void Compiler::issue_chained(RankId r, const StepOps& ops, std::size_t i, std::vector<OpId>& chain, std::vector<OpId>& ids) {
+  const PendingOp& op = ops[i];
+  if (op.wait >= 0) {
+    deps_.assign(chain.begin(), chain.end());
+    deps_.push_back(ids[static_cast<std::size_t>(op.wait)]);
+    ids[i] = issue(r, op, deps_);
+  } else {
+    ids[i] = issue(r, op, chain);
+  }
+  if (!op.side) chain.assign(1, ids[i]);
+}
+
 // Ops of one step in order: each depends on the previous op of the chain; side ops hang off it.
 void Compiler::issue_step(RankId r, const StepOps& ops, std::vector<OpId>& frontier) {
   ids_a_.resize(ops.size());
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    const auto& op = ops[i];
-    OpId id;
-    if (op.wait >= 0) {
-      std::vector<OpId> deps = frontier;
-      deps.push_back(ids_a_[static_cast<std::size_t>(op.wait)]);
-      id = issue(r, op, deps);
-    } else {
-      id = issue(r, op, frontier);
-    }
-    ids_a_[i] = id;
-    if (!op.side) frontier.assign(1, id);
-  }
+  for (std::size_t i = 0; i < ops.size(); ++i) issue_chained(r, ops, i, frontier, ids_a_);
 }
 
 // Two steps overlapped, as DualPipe's overlapped_forward_backward runs them: their compute ops
@@ -600,27 +604,17 @@ void Compiler::issue_pair(RankId r, const StepOps& a, const StepOps& b, std::vec
   std::size_t ia = 0, ib = 0;
   ids_a_.resize(a.size());
   ids_b_.resize(b.size());
-  auto run = [&](const StepOps& ops, std::size_t& i, std::vector<OpId>& f) {
-    auto& ids = &ops == &a ? ids_a_ : ids_b_;
+  auto run = [&](const StepOps& ops, std::size_t& i, std::vector<OpId>& f, std::vector<OpId>& ids) {
     while (i < ops.size()) {
-      const auto& op = ops[i];
-      OpId id;
-      if (op.wait >= 0) {
-        std::vector<OpId> deps = f;
-        deps.push_back(ids[static_cast<std::size_t>(op.wait)]);
-        id = issue(r, op, deps);
-      } else {
-        id = issue(r, op, f);
-      }
-      ids[i++] = id;
-      if (!op.side) f.assign(1, id);
+      issue_chained(r, ops, i, f, ids);
+      ++i;
       // After a block (a run of compute ops, one op when fused), hand the compute stream over.
-      if (op.type == OpType::compute && (i == ops.size() || ops[i].type != OpType::compute)) break;
+      if (ops[i - 1].type == OpType::compute && (i == ops.size() || ops[i].type != OpType::compute)) break;
     }
   };
   while (ia < a.size() || ib < b.size()) {
-    run(a, ia, fa);
-    run(b, ib, fb);
+    run(a, ia, fa, ids_a_);
+    run(b, ib, fb, ids_b_);
   }
   frontier = fa;
   if (fb != fa) frontier.insert(frontier.end(), fb.begin(), fb.end());
