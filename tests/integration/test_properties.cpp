@@ -354,6 +354,23 @@ Config ideal_pipeline(int layers) {
   return c;
 }
 
+/// Runs `c` on ideal links and checks what must hold there: the critical rank only computes or
+/// waits for the pipeline (compute + bubble = step).
+RunReport ideal_run(const Config& c) {
+  CAPTURE(c.label());
+  Experiment e = load(c);
+  make_links_ideal(e);
+  const RunReport r = sim(e);
+  const auto& b = r.breakdown;
+  CAPTURE(b.critical_rank_note);
+  CAPTURE(b.compute_s);
+  CAPTURE(b.bubble_s);
+  CAPTURE(b.other_s);
+  CAPTURE(b.exposed_comm_s.total());
+  CHECK(rel_diff(b.compute_s + b.bubble_s, r.step_time_s) <= 1e-6);
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("1F1B bubble on ideal links is (pp-1)/(m+pp-1) of the step") {
@@ -369,18 +386,9 @@ TEST_CASE("1F1B bubble on ideal links is (pp-1)/(m+pp-1) of the step") {
   // compute to every stage and shrinks the ratio by well under 1% (micro_batch 4 makes F+B tens of
   // ms), inside the 2% tolerance.
   Config c = ideal_pipeline(8);
-  CAPTURE(c.label());
-  Experiment e = load(c);
-  make_links_ideal(e);
-  const RunReport r = sim(e);
+  // On ideal links the critical rank only computes or waits for the pipeline (ideal_run checks).
+  const RunReport r = ideal_run(c);
   const auto& b = r.breakdown;
-  CAPTURE(b.critical_rank_note);
-  CAPTURE(b.compute_s);
-  CAPTURE(b.bubble_s);
-  CAPTURE(b.other_s);
-  CAPTURE(b.exposed_comm_s.total());
-  // On ideal links the critical rank only computes or waits for the pipeline.
-  CHECK(rel_diff(b.compute_s + b.bubble_s, r.step_time_s) <= 1e-6);
   const double expected = 3.0 / 11.0;
   CHECK(b.bubble_s / r.step_time_s == doctest::Approx(expected).epsilon(0.02));
 
@@ -404,17 +412,7 @@ TEST_CASE("every schedule on ideal links: step = compute + bubble; zero-bubble a
     Config x = c;
     x.schedule = schedule;
     x.virtual_stages = v;
-    CAPTURE(x.label());
-    Experiment e = load(x);
-    make_links_ideal(e);
-    const RunReport r = sim(e);
-    const auto& b = r.breakdown;
-    CAPTURE(b.critical_rank_note);
-    CAPTURE(b.compute_s);
-    CAPTURE(b.bubble_s);
-    CAPTURE(b.exposed_comm_s.total());
-    CHECK(rel_diff(b.compute_s + b.bubble_s, r.step_time_s) <= 1e-6);
-    return b.bubble_s;
+    return ideal_run(x).breakdown.bubble_s;
   };
   const double one = bubble("1f1b", 1);
   const double zb = bubble("zero-bubble", 1);
