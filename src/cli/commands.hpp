@@ -2,6 +2,7 @@
 // The `inflect` subcommands. Each returns the process exit code: 0 success, 2 bad input (any
 // core::Error of kind input or io, printed as "inflect: error: file:line:col: key: message").
 #include <string>
+#include <vector>
 
 namespace inflect::cli {
 
@@ -18,7 +19,20 @@ struct RunArgs {
   bool ignore_memory = false;
 };
 
+struct ScanArgs {
+  std::string file;
+  std::string out_dir = "out/scan";
+  int jobs = 0;  // 0 = all hardware threads
+  bool resume = false;
+  std::string shard;  // "i/N", empty = the whole scan
+  std::string fidelity = "symmetric";
+  bool quiet = false;
+};
+
 int cmd_run(const RunArgs& a);
+int cmd_scan(const ScanArgs& a);
+int cmd_report(const std::string& dir);
+int cmd_merge(const std::vector<std::string>& dirs, const std::string& out_dir);
 int cmd_validate(const std::string& experiment);
 int cmd_devices();
 int cmd_export(const std::string& experiment, const std::string& out, const std::string& fidelity);

@@ -28,6 +28,27 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--ignore-memory", run.ignore_memory,
                     "simulate a plan whose memory does not fit (by default it is reported, not simulated)");
 
+  cli::ScanArgs scan;
+  auto* scan_cmd = app.add_subcommand("scan", "run a what-if scan (sweep axes, plan families): results, findings, report.html");
+  scan_cmd->add_option("scan", scan.file, "scan YAML (an experiment plus sweep:, plans:, where:, analysis:)")->required();
+  scan_cmd->add_option("--out", scan.out_dir, "directory for results.csv/.jsonl, scan.json, report.md/.html (default out/scan)");
+  scan_cmd->add_option("--jobs,-j", scan.jobs, "points simulated in parallel (default: all hardware threads)")
+      ->check(CLI::NonNegativeNumber);
+  scan_cmd->add_flag("--resume", scan.resume, "keep the rows already in --out and run only the missing points");
+  scan_cmd->add_option("--shard", scan.shard, "run only the i-th of N disjoint parts (i/N, 1 <= i <= N); join with merge");
+  scan_cmd->add_option("--fidelity", scan.fidelity, "full or symmetric (default)")->check(CLI::IsMember({"full", "symmetric"}));
+  scan_cmd->add_flag("--quiet,-q", scan.quiet, "no progress output");
+
+  std::string report_dir;
+  auto* report_cmd = app.add_subcommand("report", "re-render report.md and report.html of a scan from its saved results");
+  report_cmd->add_option("dir", report_dir, "a scan's output directory")->required();
+
+  std::vector<std::string> merge_dirs;
+  std::string merge_out = "out/scan";
+  auto* merge_cmd = app.add_subcommand("merge", "join the results of a scan's shards (scan --shard i/N) and render its reports");
+  merge_cmd->add_option("dirs", merge_dirs, "the shards' output directories")->required();
+  merge_cmd->add_option("--out", merge_out, "directory for the joined results (default out/scan)");
+
   std::string validate_file;
   auto* validate_cmd = app.add_subcommand("validate", "check an experiment file; simulates nothing");
   validate_cmd->add_option("experiment", validate_file, "experiment YAML")->required();
@@ -55,6 +76,9 @@ int main(int argc, char** argv) {
       run.out_given = out_opt->count() > 0;
       return cli::cmd_run(run);
     }
+    if (*scan_cmd) return cli::cmd_scan(scan);
+    if (*report_cmd) return cli::cmd_report(report_dir);
+    if (*merge_cmd) return cli::cmd_merge(merge_dirs, merge_out);
     if (*validate_cmd) return cli::cmd_validate(validate_file);
     if (*devices_cmd) return cli::cmd_devices();
     if (*export_cmd) return cli::cmd_export(export_file, export_out, export_fidelity);

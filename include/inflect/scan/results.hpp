@@ -1,0 +1,93 @@
+#pragma once
+// One row per scan point, as results.jsonl and results.csv hold it (docs/scans.md lists the
+// fields). Rows carry no wall-clock figures, so a scan's result files are byte-identical whatever
+// the number of jobs or the order points finished in.
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "inflect/analysis/run_report.hpp"
+
+namespace inflect::scan {
+
+/// ok: simulated. does_not_fit: memory exceeds the device (not simulated; reason names the
+/// largest consumers). invalid: the plan is impossible (does not divide, unknown device, ...).
+/// failed: the simulator itself failed (a bug; the reason says where).
+enum class RowStatus { ok, does_not_fit, invalid, failed };
+std::string status_name(RowStatus s);
+
+struct ScanRow {
+  int index = 0;
+  std::string key;
+  std::string family;
+  std::vector<std::pair<std::string, std::string>> values;  // (axis path, value label)
+  RowStatus status = RowStatus::ok;
+  std::string reason;
+
+  // Known whenever the experiment loaded (every status but invalid; invalid when the topology
+  // alone could be read).
+  int devices = 0;
+  int nodes = 0;
+  std::string plan;
+  std::string device;
+  double tokens_per_step = 0;
+
+  // Timing figures: status ok only.
+  double step_time_s = 0;
+  double tokens_per_s = 0;
+  double model_tflops_per_gpu = 0;
+  double mfu = 0;
+  analysis::Breakdown breakdown;
+
+  // Memory: known when the experiment loaded.
+  double peak_memory_bytes = 0;
+  double capacity_bytes = 0;
+  bool fits = true;
+
+  /// report.json of the point (without wall-clock fields), when the experiment loaded.
+  std::string report_json;
+};
+
+/// Builds the row of a point that ran (any status but invalid) from its report.
+ScanRow row_from_report(const analysis::RunReport& r);
+
+/// One results.jsonl line (no trailing newline).
+std::string row_to_jsonl(const ScanRow& r);
+/// Parses a results.jsonl line; nullopt for a line that is not a whole row (an interrupted write).
+std::optional<ScanRow> row_from_jsonl(const std::string& line);
+
+/// The results.csv header for a scan whose axes are `axis_paths`, and one row.
+std::string csv_header(const std::vector<std::string>& axis_paths);
+std::string row_to_csv(const ScanRow& r);
+
+/// Reads results.jsonl, skipping lines that are not whole rows; for each key the last whole row wins.
+std::vector<ScanRow> read_rows(const std::string& jsonl_path);
+/// Writes results.jsonl and results.csv for `rows` (sorted by index) atomically (temp + rename).
+void write_results(const std::string& dir, const std::vector<std::string>& axis_paths, std::vector<ScanRow> rows);
+
+}  // namespace inflect::scan
+
+namespace inflect::scan {
+
+/// scan.json: what `inflect report` and `inflect merge` need to re-render a scan from its rows
+/// (the axes, the families, the analysis options, how many points the scan has).
+struct ScanMeta {
+  std::string name;
+  std::string file;
+  std::vector<std::string> axis_paths;
+  std::vector<std::string> plans;
+  std::string scale = "devices";
+  double knee_sensitivity = 1.0;
+  bool knee_log_scale = true;
+  std::optional<double> min_doubling_gain;
+  std::optional<double> efficiency_floor;
+  int points = 0;  // in the whole scan (all shards)
+  std::string fidelity;
+};
+
+void write_meta(const std::string& dir, const ScanMeta& m);
+/// Throws core::Error(io) when missing, (input) when malformed.
+ScanMeta read_meta(const std::string& dir);
+
+}  // namespace inflect::scan

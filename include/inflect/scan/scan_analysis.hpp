@@ -1,0 +1,34 @@
+#pragma once
+// From a scan's rows to curves and findings: each plan family (and each value of every other swept
+// axis) becomes a series along the scale axis; analysis/inflection finds where each series bends
+// and where two series that differ in one respect cross.
+#include <string>
+#include <vector>
+
+#include "inflect/analysis/inflection.hpp"
+#include "inflect/scan/results.hpp"
+
+namespace inflect::scan {
+
+struct SeriesRows {
+  analysis::Series series;
+  std::vector<const ScanRow*> rows;     // the row of each point of series.points
+  std::vector<std::string> identity;    // family, then each non-scale axis value
+};
+
+struct ScanAnalysis {
+  std::string unit;  // "GPUs", or the scale axis' path
+  std::vector<SeriesRows> series;
+  std::vector<analysis::Finding> findings;  // per series (in series order), then crossovers
+};
+
+/// The scale of a row: its devices, or the numeric value of the scale axis; 0 when unknown.
+double row_scale(const ScanMeta& m, const ScanRow& r);
+
+/// Series and findings of a scan. Rows must outlive the result.
+ScanAnalysis analyze(const ScanMeta& m, const std::vector<ScanRow>& rows);
+
+/// The inflection options a scan.json carries.
+analysis::InflectionOptions inflection_options(const ScanMeta& m);
+
+}  // namespace inflect::scan

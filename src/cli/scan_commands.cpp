@@ -1,0 +1,117 @@
+// `inflect scan`, `inflect report` and `inflect merge`.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "cli/commands.hpp"
+#include "inflect/core/error.hpp"
+#include "inflect/scan/report.hpp"
+#include "inflect/scan/runner.hpp"
+
+namespace inflect::cli {
+
+namespace {
+
+std::string clock(double s) {
+  const long t = static_cast<long>(s + 0.5);
+  return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60) : fmt::format("{}:{:02}", t / 60, t % 60);
+}
+
+std::pair<int, int> parse_shard(const std::string& s) {
+  int i = 0, n = 0;
+  char extra = 0;
+  if (std::sscanf(s.c_str(), "%d/%d%c", &i, &n, &extra) != 2 || n < 1 || i < 1 || i > n)
+    throw core::Error(core::ErrorKind::input,
+                      fmt::format("--shard '{}': expected i/N with 1 <= i <= N (the i-th of N disjoint parts)", s));
+  return {i - 1, n};
+}
+
+void print_progress(const scan::Progress& p, bool tty) {
+  const int done = p.done;
+  const double eta = done > 0 ? p.elapsed_s / done * (p.to_run - done) : 0;
+  const auto& r = *p.last;
+  if (tty) {
+    constexpr int width = 30;
+    const int fill = p.to_run > 0 ? width * done / p.to_run : width;
+    std::fprintf(stderr, "\r[%s%s] %d/%d points  %s elapsed, ETA %s   ", std::string(static_cast<std::size_t>(fill), '#').c_str(),
+                 std::string(static_cast<std::size_t>(width - fill), '-').c_str(), done, p.to_run, clock(p.elapsed_s).c_str(),
+                 clock(eta).c_str());
+    if (done == p.to_run) std::fprintf(stderr, "\n");
+  } else {
+    std::string what = r.status == scan::RowStatus::ok ? fmt::format("step {:.4g} s, {:.4g} tokens/s", r.step_time_s, r.tokens_per_s)
+                                                       : scan::status_name(r.status);
+    std::fprintf(stderr, "scan: %d/%d [%d] %s: %s (ETA %s)\n", done, p.to_run, r.index,
+                 r.key.empty() ? "base" : r.key.c_str(), what.c_str(), clock(eta).c_str());
+  }
+  std::fflush(stderr);
+}
+
+void print_outcome_counts(const std::vector<scan::ScanRow>& rows) {
+  std::map<std::string, int> by;
+  for (const auto& r : rows) ++by[scan::status_name(r.status)];
+  std::string s;
+  for (const auto& [k, v] : by) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", v, k);
+  std::printf("rows: %s\n", s.c_str());
+  // The distinct reasons of impossible points, so a typo that makes every point invalid is seen.
+  std::map<std::string, int> reasons;
+  for (const auto& r : rows)
+    if (r.status == scan::RowStatus::invalid || r.status == scan::RowStatus::failed) ++reasons[r.reason];
+  int shown = 0;
+  for (const auto& [reason, n] : reasons) {
+    if (++shown > 5) break;
+    std::printf("  %d x %s\n", n, reason.c_str());
+  }
+}
+
+}  // namespace
+
+int cmd_scan(const ScanArgs& a) {
+  const auto spec = scan::load_scan(a.file);
+  scan::ScanOptions o;
+  o.jobs = a.jobs;
+  o.resume = a.resume;
+  if (!a.shard.empty()) std::tie(o.shard_index, o.shard_count) = parse_shard(a.shard);
+  o.fidelity = a.fidelity == "full" ? plan::Fidelity::full : plan::Fidelity::symmetric;
+  const bool tty = isatty(fileno(stderr)) != 0;
+  if (!a.quiet) o.on_progress = [tty](const scan::Progress& p) { print_progress(p, tty); };
+  const auto outcome = scan::run_scan(spec, a.out_dir, o);
+  std::printf("scan %s: %d points%s, %d simulated now, %d kept from an earlier run, %.2f s wall (%.1f points/s)\n",
+              spec.name.c_str(), outcome.points,
+              o.shard_count > 1 ? fmt::format(" (shard {}/{}: {})", o.shard_index + 1, o.shard_count, outcome.rows.size()).c_str() : "",
+              outcome.ran, outcome.resumed, outcome.wall_s, outcome.wall_s > 0 ? outcome.ran / outcome.wall_s : 0.0);
+  print_outcome_counts(outcome.rows);
+  const std::string findings = scan::write_reports(a.out_dir);
+  std::printf("\n%s\n", findings.c_str());
+  const auto dir = std::filesystem::path(a.out_dir);
+  std::printf("wrote %s, %s, %s, %s\n", (dir / "results.csv").c_str(), (dir / "results.jsonl").c_str(),
+              (dir / "report.md").c_str(), (dir / "report.html").c_str());
+  bool any_ran = false;
+  for (const auto& r : outcome.rows) any_ran = any_ran || r.status != scan::RowStatus::invalid;
+  if (!outcome.rows.empty() && !any_ran) {
+    std::fprintf(stderr, "inflect: error: every point of the scan is invalid (reasons above)\n");
+    return 2;
+  }
+  return 0;
+}
+
+int cmd_report(const std::string& dir) {
+  const std::string findings = scan::write_reports(dir);
+  std::printf("%s", findings.c_str());
+  const auto d = std::filesystem::path(dir);
+  std::printf("wrote %s, %s\n", (d / "report.md").c_str(), (d / "report.html").c_str());
+  return 0;
+}
+
+int cmd_merge(const std::vector<std::string>& dirs, const std::string& out_dir) {
+  const auto rows = scan::merge_scans(dirs, out_dir);
+  const auto meta = scan::read_meta(out_dir);
+  std::printf("merged %zu directories: %zu of %d points\n", dirs.size(), rows.size(), meta.points);
+  print_outcome_counts(rows);
+  std::printf("\n%s", scan::write_reports(out_dir).c_str());
+  return 0;
+}
+
+}  // namespace inflect::cli

@@ -1,0 +1,205 @@
+#include "inflect/scan/runner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "inflect/analysis/simulate.hpp"
+#include "inflect/core/error.hpp"
+#include "inflect/io/experiment_loader.hpp"
+#include "inflect/io/topology_loader.hpp"
+
+namespace inflect::scan {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Devices of a point whose experiment did not load, when its topology alone can be read: so an
+// impossible point still sits at its place on the scale axis.
+void devices_from_topology(const ScanSpec& spec, const ScanPoint& p, ScanRow& row) {
+  try {
+    const YAML::Node& doc = p.document;
+    const YAML::Node cluster = doc["cluster"];
+    if (!cluster.IsMap() || !cluster["topology"].IsScalar()) return;
+    const int nodes = cluster["nodes"].IsScalar() ? cluster["nodes"].as<int>() : 1;
+    const auto path = io::find_input_file(cluster["topology"].Scalar(), spec.base_dir);
+    if (!path) return;
+    const auto topo = io::load_topology(*path);
+    row.nodes = nodes;
+    row.devices = nodes * topo.devices_per_node;
+  } catch (const std::exception&) {
+    // The loader's own error already explains the point; no scale is better than a guess.
+  }
+}
+
+}  // namespace
+
+ScanRow run_point(const ScanSpec& spec, const ScanPoint& point, plan::Fidelity fidelity) {
+  ScanRow row;
+  auto identify = [&](ScanRow& r) {
+    r.index = point.index;
+    r.key = point.key;
+    r.family = point.family;
+    r.values = point.values;
+  };
+  identify(row);
+  plan::Experiment e;
+  try {
+    auto file = std::make_shared<const std::string>(fmt::format("{} (point {}: {})", spec.file, point.index,
+                                                                point.key.empty() ? "base" : point.key));
+    e = io::parse_experiment(io::Node(point.document, file, ""), spec.base_dir);
+  } catch (const core::Error& err) {
+    row.status = RowStatus::invalid;
+    row.reason = core::format_error(err);
+    devices_from_topology(spec, point, row);
+    return row;
+  }
+  try {
+    analysis::SimulateOptions so;
+    so.fidelity = fidelity;
+    row = row_from_report(analysis::simulate(e, so));
+    identify(row);
+  } catch (const core::Error& err) {
+    row.status = err.kind() == core::ErrorKind::input ? RowStatus::invalid : RowStatus::failed;
+    row.reason = core::format_error(err);
+    row.devices = e.cluster.devices();
+    row.nodes = e.cluster.nodes;
+  } catch (const std::exception& err) {
+    row.status = RowStatus::failed;
+    row.reason = err.what();
+    row.devices = e.cluster.devices();
+    row.nodes = e.cluster.nodes;
+  }
+  return row;
+}
+
+ScanMeta meta_of(const ScanSpec& spec, int points, plan::Fidelity fidelity) {
+  ScanMeta m;
+  m.name = spec.name;
+  m.file = spec.file;
+  for (const auto& a : spec.axes) m.axis_paths.push_back(a.path);
+  for (const auto& f : spec.plans) m.plans.push_back(f.name);
+  m.scale = spec.analysis.scale;
+  m.knee_sensitivity = spec.analysis.inflection.knee_sensitivity;
+  m.knee_log_scale = spec.analysis.inflection.knee_log_scale;
+  m.min_doubling_gain = spec.analysis.inflection.min_doubling_gain;
+  m.efficiency_floor = spec.analysis.inflection.efficiency_floor;
+  m.points = points;
+  m.fidelity = fidelity == plan::Fidelity::full ? "full" : "symmetric";
+  return m;
+}
+
+ScanOutcome run_scan(const ScanSpec& spec, const std::string& out_dir, const ScanOptions& options) {
+  core::check_invariant(options.shard_count >= 1 && options.shard_index >= 0 && options.shard_index < options.shard_count,
+                        "run_scan: shard out of range");
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto points = expand_points(spec);
+  ScanOutcome outcome;
+  outcome.points = static_cast<int>(points.size());
+  outcome.meta = meta_of(spec, outcome.points, options.fidelity);
+
+  fs::create_directories(out_dir);
+  const auto jsonl_path = (fs::path(out_dir) / "results.jsonl").string();
+  const auto csv_path = (fs::path(out_dir) / "results.csv").string();
+
+  // Rows already there (resume): matched to this scan's points by key; rows of points the scan no
+  // longer has are dropped, and an interrupted last line is not a row.
+  std::map<std::string, ScanRow> kept;
+  if (options.resume && fs::exists(jsonl_path))
+    for (auto& r : read_rows(jsonl_path)) kept.emplace(r.key, std::move(r));
+
+  std::vector<const ScanPoint*> todo;
+  std::vector<ScanRow> rows;
+  for (const auto& p : points) {
+    if (p.index % options.shard_count != options.shard_index) continue;
+    if (auto it = kept.find(p.key); it != kept.end()) {
+      ScanRow r = std::move(it->second);
+      r.index = p.index;
+      r.values = p.values;
+      r.family = p.family;
+      rows.push_back(std::move(r));
+      continue;
+    }
+    todo.push_back(&p);
+  }
+  outcome.resumed = static_cast<int>(rows.size());
+  // Start the files clean (header, kept rows) and append from here on.
+  write_results(out_dir, outcome.meta.axis_paths, rows);
+  write_meta(out_dir, outcome.meta);
+
+  std::ofstream jsonl(jsonl_path, std::ios::binary | std::ios::app);
+  std::ofstream csv(csv_path, std::ios::binary | std::ios::app);
+  if (!jsonl || !csv) throw core::Error(core::ErrorKind::io, fmt::format("cannot append to the results in '{}'", out_dir));
+
+  std::mutex mu;
+  std::atomic<std::size_t> next{0};
+  Progress progress;
+  progress.to_run = static_cast<int>(todo.size());
+  progress.resumed = outcome.resumed;
+  std::vector<ScanRow> fresh;
+  fresh.reserve(todo.size());
+  auto worker = [&] {
+    for (;;) {
+      const std::size_t i = next.fetch_add(1);
+      if (i >= todo.size()) return;
+      ScanRow row = run_point(spec, *todo[i], options.fidelity);
+      std::lock_guard<std::mutex> lock(mu);
+      jsonl << row_to_jsonl(row) << '\n' << std::flush;
+      csv << row_to_csv(row) << '\n' << std::flush;
+      fresh.push_back(std::move(row));
+      ++progress.done;
+      progress.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      progress.last = &fresh.back();
+      if (options.on_progress) options.on_progress(progress);
+    }
+  };
+  int jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  jobs = std::max(1, std::min<int>(jobs, static_cast<int>(todo.size())));
+  {
+    std::vector<std::jthread> pool;
+    for (int j = 1; j < jobs; ++j) pool.emplace_back(worker);
+    worker();
+  }
+  jsonl.close();
+  csv.close();
+
+  outcome.ran = static_cast<int>(fresh.size());
+  for (auto& r : fresh) rows.push_back(std::move(r));
+  std::sort(rows.begin(), rows.end(), [](const ScanRow& a, const ScanRow& b) { return a.index < b.index; });
+  write_results(out_dir, outcome.meta.axis_paths, rows);
+  outcome.rows = std::move(rows);
+  outcome.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return outcome;
+}
+
+std::vector<ScanRow> merge_scans(const std::vector<std::string>& dirs, const std::string& out_dir) {
+  if (dirs.empty()) throw core::Error(core::ErrorKind::input, "merge: name the scan output directories to join");
+  const auto meta = read_meta(dirs[0]);
+  std::map<std::string, ScanRow> by_key;
+  for (const auto& d : dirs) {
+    const auto m = read_meta(d);
+    if (m.name != meta.name || m.points != meta.points || m.axis_paths != meta.axis_paths || m.plans != meta.plans)
+      throw core::Error(core::ErrorKind::input,
+                        fmt::format("merge: '{}' holds scan '{}' ({} points), '{}' holds '{}' ({} points): not parts of one scan",
+                                    dirs[0], meta.name, meta.points, d, m.name, m.points));
+    for (auto& r : read_rows((fs::path(d) / "results.jsonl").string())) by_key.emplace(r.key, std::move(r));
+  }
+  std::vector<ScanRow> rows;
+  for (auto& [k, r] : by_key) rows.push_back(std::move(r));
+  std::sort(rows.begin(), rows.end(), [](const ScanRow& a, const ScanRow& b) { return a.index < b.index; });
+  fs::create_directories(out_dir);
+  write_results(out_dir, meta.axis_paths, rows);
+  write_meta(out_dir, meta);
+  return rows;
+}
+
+}  // namespace inflect::scan

@@ -1,0 +1,370 @@
+#include "inflect/scan/scan_file.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "inflect/core/error.hpp"
+#include "inflect/core/strings.hpp"
+#include "inflect/io/options.hpp"
+#include "inflect/io/yaml_reader.hpp"
+
+namespace inflect::scan {
+
+namespace {
+
+using core::Error;
+using core::ErrorKind;
+using io::Node;
+
+// Keys a scan file adds to an experiment; everything else is the experiment.
+const std::array<std::string, 5> kScanKeys = {"sweep", "sweep_mode", "where", "plans", "analysis"};
+
+// Plan-degree keys that a `mesh` replaces (a family that sets one form drops the other from the
+// base, so a family can switch between the short form and the mesh form).
+const std::array<std::string, 6> kDegreeKeys = {"tp", "pp", "dp", "cp", "ep", "order"};
+
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : path) {
+    if (c == '.') {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+std::vector<std::string> leaf_option_keys() {
+  std::vector<std::string> keys;
+  for (const auto& o : io::experiment_options())
+    if (o.type != io::OptionType::section) keys.emplace_back(o.key);
+  return keys;
+}
+
+// A dotted path is an experiment key, or lies under a free-form map key (model.hidden).
+void check_path(const Node& at, const std::string& path) {
+  for (const auto& seg : split_path(path))
+    if (seg.empty()) at.fail(fmt::format("'{}' is not a dotted key path", path));
+  if (const auto* o = io::find_option(path)) {
+    if (o->type == io::OptionType::section)
+      at.fail(fmt::format("'{}' is a section; name one of its keys (e.g. {}.{})", path, path,
+                          io::options_under(path).empty() ? "key" : std::string(io::options_under(path)[0]->leaf())));
+    return;
+  }
+  const auto segs = split_path(path);
+  std::string prefix;
+  for (std::size_t i = 0; i + 1 < segs.size(); ++i) {
+    prefix += (i ? "." : "") + segs[i];
+    if (const auto* o = io::find_option(prefix); o && o->type == io::OptionType::map) return;
+  }
+  const std::string hint = core::closest_match(path, leaf_option_keys());
+  at.fail(fmt::format("unknown experiment key '{}'{}", path, hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
+}
+
+std::string label_of(const YAML::Node& n) {
+  if (n.IsScalar()) return n.Scalar();
+  YAML::Emitter e;
+  e << YAML::Flow << n;
+  return e.c_str();
+}
+
+WhereClause parse_where(const Node& n) {
+  WhereClause w;
+  w.text = n.as_string();
+  static const std::array<std::string, 6> ops = {"<=", ">=", "==", "!=", "<", ">"};
+  std::size_t pos = std::string::npos;
+  for (const auto& op : ops) {
+    const auto p = w.text.find(op);
+    if (p != std::string::npos) {
+      pos = p;
+      w.op = op;
+      break;
+    }
+  }
+  if (pos == std::string::npos) n.fail(fmt::format("where '{}': expected 'key OP value' with OP one of <=, >=, ==, !=, <, >", w.text));
+  auto trim = [](std::string s) {
+    const auto b = s.find_first_not_of(" \t");
+    const auto e = s.find_last_not_of(" \t");
+    return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+  };
+  w.lhs = trim(w.text.substr(0, pos));
+  w.rhs = trim(w.text.substr(pos + w.op.size()));
+  if (w.lhs.empty() || w.rhs.empty()) n.fail(fmt::format("where '{}': both sides of {} must be given", w.text, w.op));
+  if (w.lhs != "plan") check_path(n, w.lhs);
+  return w;
+}
+
+double parse_fraction(const Node& n, double lo, double hi, const std::string& what) {
+  const double v = n.as_double();
+  if (!(v > lo && v <= hi)) n.fail(fmt::format("{} must be in ({:g}, {:g}], got {:g}", what, lo, hi, v));
+  return v;
+}
+
+AnalysisSpec parse_analysis(const Node& n, const std::vector<SweepAxis>& axes) {
+  AnalysisSpec a;
+  io::MapReader r(n);
+  if (auto s = r.optional("scale")) {
+    a.scale = s->as_string();
+    if (a.scale != "devices") {
+      bool swept = false;
+      for (const auto& ax : axes) swept = swept || ax.path == a.scale;
+      if (!swept) s->fail(fmt::format("scale '{}' must be 'devices' or one of the swept keys", a.scale));
+    }
+  }
+  if (auto s = r.optional("knee_sensitivity")) a.inflection.knee_sensitivity = parse_fraction(*s, 0, 100, "knee_sensitivity");
+  if (auto s = r.optional("knee_x")) a.inflection.knee_log_scale = s->as_choice({"log", "linear"}) == "log";
+  if (auto s = r.optional("min_doubling_gain")) a.inflection.min_doubling_gain = parse_fraction(*s, -1, 1, "min_doubling_gain");
+  if (auto s = r.optional("efficiency_floor")) a.inflection.efficiency_floor = parse_fraction(*s, 0, 1, "efficiency_floor");
+  r.finish();
+  return a;
+}
+
+// ---- building a point's document ----
+
+YAML::Node walk(YAML::Node root, const std::vector<std::string>& segs, std::size_t depth, bool create) {
+  YAML::Node cur;
+  cur.reset(root);
+  for (std::size_t i = 0; i < depth; ++i) {
+    if (!cur.IsMap()) {
+      if (!create) return YAML::Node(YAML::NodeType::Undefined);
+      cur = YAML::Node(YAML::NodeType::Map);
+    }
+    YAML::Node next = cur[segs[i]];
+    if (!next.IsDefined() || next.IsNull()) {
+      if (!create) return YAML::Node(YAML::NodeType::Undefined);
+      cur[segs[i]] = YAML::Node(YAML::NodeType::Map);
+      next.reset(cur[segs[i]]);
+    }
+    cur.reset(next);
+  }
+  return cur;
+}
+
+void set_path(YAML::Node root, const std::string& path, const YAML::Node& value) {
+  const auto segs = split_path(path);
+  YAML::Node parent = walk(root, segs, segs.size() - 1, true);
+  parent[segs.back()] = value;
+}
+
+void erase_path(YAML::Node root, const std::string& path) {
+  const auto segs = split_path(path);
+  YAML::Node parent = walk(root, segs, segs.size() - 1, false);
+  if (parent.IsMap()) parent.remove(segs.back());
+}
+
+std::optional<std::string> lookup(const YAML::Node& root, const std::string& path) {
+  const auto segs = split_path(path);
+  YAML::Node cur;
+  cur.reset(root);
+  for (const auto& s : segs) {
+    if (!cur.IsMap()) return std::nullopt;
+    const YAML::Node& c = cur;
+    YAML::Node next = c[s];
+    if (!next.IsDefined() || next.IsNull()) return std::nullopt;
+    cur.reset(next);
+  }
+  return label_of(cur);
+}
+
+std::optional<double> as_number(const std::string& s) {
+  double v = 0;
+  const auto* end = s.data() + s.size();
+  const auto [p, ec] = std::from_chars(s.data(), end, v);
+  if (ec != std::errc() || p != end) return std::nullopt;
+  return v;
+}
+
+// The value a where clause compares: the point's own key, else the key's fixed default.
+std::string where_value(const ScanSpec& s, const YAML::Node& doc, const std::string& family, const std::string& term,
+                        bool is_lhs) {
+  if (term == "plan" && is_lhs) return family;
+  if (auto v = lookup(doc, term)) return *v;
+  if (const auto* o = io::find_option(term)) {
+    if (o->default_kind == io::DefaultKind::value) return std::string(o->default_value);
+    throw Error(ErrorKind::input,
+                fmt::format("where: '{}' is not set in this point and its default is {} ({}), so it cannot be filtered "
+                            "on; set it in the scan",
+                            term, o->default_kind == io::DefaultKind::derived ? "derived" : "not fixed", o->default_value),
+                {s.file, 0, 0, "where"});
+  }
+  if (!is_lhs) return term;  // a plain word on the right-hand side
+  throw Error(ErrorKind::input, fmt::format("where: '{}' is not set in this point", term), {s.file, 0, 0, "where"});
+}
+
+bool holds(const ScanSpec& s, const WhereClause& w, const YAML::Node& doc, const std::string& family) {
+  const std::string a = where_value(s, doc, family, w.lhs, true);
+  const bool rhs_is_path = w.rhs.find('.') != std::string::npos && !as_number(w.rhs);
+  const std::string b = rhs_is_path ? where_value(s, doc, family, w.rhs, false) : w.rhs;
+  const auto x = as_number(a), y = as_number(b);
+  if (x && y) {
+    if (w.op == "<=") return *x <= *y;
+    if (w.op == ">=") return *x >= *y;
+    if (w.op == "==") return *x == *y;
+    if (w.op == "!=") return *x != *y;
+    if (w.op == "<") return *x < *y;
+    return *x > *y;
+  }
+  if (w.op == "==") return a == b;
+  if (w.op == "!=") return a != b;
+  throw Error(ErrorKind::input, fmt::format("where '{}': {} compares numbers, but '{}' vs '{}'", w.text, w.op, a, b),
+              {s.file, 0, 0, "where"});
+}
+
+}  // namespace
+
+ScanSpec parse_scan(const std::string& text, const std::string& name, const std::string& base_dir) {
+  ScanSpec s;
+  s.file = name;
+  s.base_dir = base_dir;
+  s.text = text;
+  const Node root = io::load_yaml_string(text, name);
+  io::MapReader r(root);
+  for (const auto* o : io::options_under("")) (void)r.optional(std::string(o->key));
+  s.name = std::filesystem::path(name).stem().string();
+  if (auto n = r.optional("name")) s.name = n->as_string();
+
+  auto sweep = r.optional("sweep");
+  if (!sweep) root.fail("a scan needs `sweep:` (axes by dotted key path) or `plans:`; with neither, use `inflect run`");
+  {
+    if (!sweep->is_map()) sweep->fail("sweep: expected a map of dotted key paths to lists of values");
+    for (const auto& kv : sweep->raw()) {
+      SweepAxis ax;
+      ax.path = kv.first.as<std::string>();
+      const Node values = sweep->child(ax.path);
+      check_path(values, ax.path);
+      if (!values.is_sequence() || values.raw().size() == 0)
+        values.fail(fmt::format("sweep {}: expected a non-empty list of values", ax.path));
+      std::set<std::string> seen;
+      for (const auto& v : values.items()) {
+        ax.labels.push_back(label_of(v.raw()));
+        if (!seen.insert(ax.labels.back()).second) v.fail(fmt::format("sweep {}: value '{}' appears twice", ax.path, ax.labels.back()));
+      }
+      s.axes.push_back(std::move(ax));
+    }
+  }
+  if (auto m = r.optional("sweep_mode")) {
+    s.zip = m->as_choice({"grid", "zip"}) == "zip";
+    if (s.zip)
+      for (const auto& ax : s.axes)
+        if (ax.labels.size() != s.axes[0].labels.size())
+          m->fail(fmt::format("sweep_mode zip: every axis needs the same number of values ({} has {}, {} has {})",
+                              s.axes[0].path, s.axes[0].labels.size(), ax.path, ax.labels.size()));
+  }
+  if (auto w = r.optional("where")) {
+    if (!w->is_sequence()) w->fail("where: expected a list of 'key OP value' strings");
+    for (const auto& item : w->items()) s.where.push_back(parse_where(item));
+  }
+  if (auto p = r.optional("plans")) {
+    if (!p->is_map() || p->raw().size() == 0) p->fail("plans: expected a map of family names to parallel keys");
+    for (const auto& kv : p->raw()) {
+      PlanFamily f;
+      f.name = kv.first.as<std::string>();
+      const Node fam = p->child(f.name);
+      if (!fam.is_map()) fam.fail(fmt::format("plan family '{}': expected a map of parallel keys (tp: 2, dp: auto, ...)", f.name));
+      for (const auto& fk : fam.raw()) {
+        const std::string key = fk.first.as<std::string>();
+        const std::string path = key.find('.') == std::string::npos ? fmt::format("parallel.{}", key) : key;
+        const Node v = fam.child(key);
+        check_path(v, path);
+        for (const auto& ax : s.axes)
+          if (ax.path == path)
+            v.fail(fmt::format("plan family '{}' sets {}, which is also swept; a point must get each key from one place",
+                               f.name, path));
+        if (v.is_scalar() && v.raw().Scalar() == "auto" && path != "parallel.dp")
+          v.fail(fmt::format("'auto' derives a degree from the device count; only dp can be auto (got {})", path));
+      }
+      s.plans.push_back(std::move(f));
+    }
+  }
+  if (auto a = r.optional("analysis")) s.analysis = parse_analysis(*a, s.axes);
+  r.finish();
+  return s;
+}
+
+ScanSpec load_scan(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::io, fmt::format("cannot read scan file '{}'", path), {path, 0, 0, ""});
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const auto dir = std::filesystem::path(path).parent_path().string();
+  return parse_scan(ss.str(), path, dir.empty() ? "." : dir);
+}
+
+std::vector<ScanPoint> expand_points(const ScanSpec& s) {
+  std::vector<std::vector<std::size_t>> combos;
+  if (s.zip) {
+    for (std::size_t i = 0; i < s.axes[0].labels.size(); ++i) combos.emplace_back(s.axes.size(), i);
+  } else {
+    combos.emplace_back();
+    for (const auto& ax : s.axes) {
+      std::vector<std::vector<std::size_t>> next;
+      for (const auto& c : combos)
+        for (std::size_t i = 0; i < ax.labels.size(); ++i) {
+          next.push_back(c);
+          next.back().push_back(i);
+        }
+      combos = std::move(next);
+    }
+  }
+  std::vector<std::string> families;
+  for (const auto& f : s.plans) families.push_back(f.name);
+  if (families.empty()) families.emplace_back();
+
+  std::vector<ScanPoint> out;
+  for (const auto& family : families) {
+    for (const auto& combo : combos) {
+      // Re-read the file so each point's values keep the line they were written on.
+      YAML::Node doc = YAML::Load(s.text);
+      const YAML::Node sweep = doc["sweep"];  // kept alive after the key is removed
+      YAML::Node plans = doc["plans"];
+      for (const auto& k : kScanKeys) doc.remove(k);
+      ScanPoint p;
+      p.family = family;
+      if (!family.empty()) {
+        const YAML::Node fam = plans[family];
+        bool sets_mesh = false, sets_degree = false;
+        for (const auto& kv : fam) {
+          const auto key = kv.first.as<std::string>();
+          sets_mesh = sets_mesh || key == "mesh";
+          for (const auto& d : kDegreeKeys) sets_degree = sets_degree || key == d;
+        }
+        if (sets_mesh)
+          for (const auto& d : kDegreeKeys) erase_path(doc, fmt::format("parallel.{}", d));
+        if (sets_degree) erase_path(doc, "parallel.mesh");
+        for (const auto& kv : fam) {
+          const auto key = kv.first.as<std::string>();
+          const std::string path = key.find('.') == std::string::npos ? fmt::format("parallel.{}", key) : key;
+          if (kv.second.IsScalar() && kv.second.Scalar() == "auto") erase_path(doc, path);
+          else set_path(doc, path, kv.second);
+        }
+      }
+      for (std::size_t a = 0; a < s.axes.size(); ++a) {
+        set_path(doc, s.axes[a].path, sweep[s.axes[a].path][combo[a]]);
+        p.values.emplace_back(s.axes[a].path, s.axes[a].labels[combo[a]]);
+      }
+      bool keep = true;
+      for (const auto& w : s.where) keep = keep && holds(s, w, doc, family);
+      if (!keep) continue;
+      p.key = family.empty() ? "" : fmt::format("plan={}", family);
+      for (const auto& [path, label] : p.values) p.key += fmt::format("{}{}={}", p.key.empty() ? "" : ";", path, label);
+      p.index = static_cast<int>(out.size());
+      doc["name"] = fmt::format("{}[{}]", s.name, p.index);
+      p.document = doc;
+      out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
+}  // namespace inflect::scan

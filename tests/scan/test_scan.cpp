@@ -1,0 +1,222 @@
+// Scan files, point expansion, the parallel runner (determinism across --jobs, resume after an
+// interruption, shards and merge) and the reports.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "inflect/core/error.hpp"
+#include "inflect/io/experiment_loader.hpp"
+#include "inflect/scan/report.hpp"
+#include "inflect/scan/runner.hpp"
+
+using namespace inflect;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kScansDir = std::string(INFLECT_SOURCE_DIR) + "/workloads/scans";
+
+// A small scan: a 1.7B GPT on 1..4 DGX A100 nodes under two plan families (8 points, about 0.1 s).
+const char* kToyScan = R"(
+name: toy-scan
+cluster: {topology: ../../topologies/dgx-a100.yaml, nodes: 1}
+model: {preset: gpt-1.7b}
+training: {seq_len: 2048, global_batch: 64, micro_batch: 1, precision: bf16}
+parallel: {tp: 1}
+sweep:
+  cluster.nodes: [1, 2, 4, 8]
+plans:
+  dp: {dp: auto}
+  tp2: {tp: 2, dp: auto}
+analysis: {min_doubling_gain: 0.5}
+)";
+
+scan::ScanSpec toy(const std::string& extra = "") {
+  io::set_project_root(INFLECT_SOURCE_DIR);
+  return scan::parse_scan(std::string(kToyScan) + extra, "toy.yaml", kScansDir);
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+fs::path fresh_dir(const std::string& name) {
+  const auto d = fs::temp_directory_path() / ("inflect-test-scan-" + name);
+  fs::remove_all(d);
+  return d;
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    scan::parse_scan(text, "bad.yaml", kScansDir);
+  } catch (const core::Error& e) {
+    return core::format_error(e);
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("scan file: a grid over families and axes expands in documented order") {
+  const auto s = toy();
+  CHECK(s.name == "toy-scan");
+  REQUIRE(s.axes.size() == 1);
+  CHECK(s.axes[0].labels == std::vector<std::string>{"1", "2", "4", "8"});
+  const auto pts = scan::expand_points(s);
+  REQUIRE(pts.size() == 8);  // 2 families x 4 node counts, families outermost
+  CHECK(pts[0].key == "plan=dp;cluster.nodes=1");
+  CHECK(pts[5].key == "plan=tp2;cluster.nodes=2");
+  CHECK(pts[5].index == 5);
+  // dp: auto removes the key (derived from the device count); the family's tp is set.
+  CHECK_FALSE(pts[0].document["parallel"]["dp"].IsDefined());
+  CHECK(pts[5].document["parallel"]["tp"].as<int>() == 2);
+  CHECK(pts[5].document["cluster"]["nodes"].as<int>() == 2);
+  CHECK_FALSE(pts[5].document["sweep"].IsDefined());
+}
+
+TEST_CASE("scan file: zip pairs axes element-wise and where filters points") {
+  const std::string text = R"(
+name: z
+cluster: {topology: ../../topologies/dgx-a100.yaml}
+model: {preset: gpt-1.7b}
+training: {global_batch: 64}
+sweep:
+  cluster.nodes: [1, 2, 4]
+  training.micro_batch: [1, 2, 4]
+sweep_mode: zip
+where: ["training.micro_batch <= 2", "parallel.tp == 1"]
+)";
+  const auto pts = scan::expand_points(scan::parse_scan(text, "z.yaml", kScansDir));
+  REQUIRE(pts.size() == 2);  // (1,1), (2,2); (4,4) fails the first filter; tp defaults to 1
+  CHECK(pts[1].key == "cluster.nodes=2;training.micro_batch=2");
+  // A grid over the same axes has 9 points, 6 of which pass micro_batch <= 2.
+  std::string grid = text;
+  grid.replace(grid.find("sweep_mode: zip"), 15, "sweep_mode: grid");
+  CHECK(scan::expand_points(scan::parse_scan(grid, "g.yaml", kScansDir)).size() == 6);
+}
+
+TEST_CASE("scan file: mistakes are input errors naming the key and line") {
+  const std::string head = "cluster: {topology: x.yaml}\nmodel: {preset: gpt-1.7b}\n";
+  CHECK(error_of(head + "sweep:\n  cluster.node: [1, 2]\n").find("did you mean 'cluster.nodes'") != std::string::npos);
+  CHECK(error_of(head + "sweep:\n  cluster.node: [1, 2]\n").find("bad.yaml:4") != std::string::npos);
+  CHECK(error_of(head + "sweep:\n  parallel: [1]\n").find("is a section") != std::string::npos);
+  CHECK(error_of(head + "sweep:\n  cluster.nodes: []\n").find("non-empty list") != std::string::npos);
+  CHECK(error_of(head + "sweep:\n  cluster.nodes: [1, 1]\n").find("appears twice") != std::string::npos);
+  CHECK(error_of(head + "sweep: {cluster.nodes: [1, 2], parallel.tp: [1]}\nsweep_mode: zip\n").find("same number") != std::string::npos);
+  CHECK(error_of(head + "sweep: {cluster.nodes: [1]}\nwhere: ['parallel.tp ~ 2']\n").find("key OP value") != std::string::npos);
+  CHECK(error_of(head + "sweep: {parallel.tp: [1]}\nplans: {a: {tp: 2}}\n").find("also swept") != std::string::npos);
+  CHECK(error_of(head + "sweep: {cluster.nodes: [1]}\nplans: {a: {tp: auto}}\n").find("only dp can be auto") != std::string::npos);
+  CHECK(error_of(head + "sweep: {cluster.nodes: [1]}\nanalysis: {scale: parallel.tp}\n").find("one of the swept keys") != std::string::npos);
+  CHECK(error_of(head + "sweep: {cluster.nodes: [1]}\nanalysis: {efficiency_floor: 2}\n").find("efficiency_floor") != std::string::npos);
+  CHECK(error_of(head).find("needs `sweep:`") != std::string::npos);
+  CHECK(error_of(head + "sweep: {cluster.nodes: [1]}\nswep: 1\n").find("unknown key 'swep'") != std::string::npos);
+}
+
+TEST_CASE("scan runner: results do not depend on the number of jobs") {
+  const auto s = toy();
+  const auto d1 = fresh_dir("jobs1"), d2 = fresh_dir("jobs2");
+  scan::ScanOptions o;
+  o.jobs = 1;
+  const auto a = scan::run_scan(s, d1.string(), o);
+  o.jobs = 2;
+  const auto b = scan::run_scan(s, d2.string(), o);
+  CHECK(a.ran == 8);
+  CHECK(b.ran == 8);
+  CHECK(slurp(d1 / "results.jsonl") == slurp(d2 / "results.jsonl"));
+  CHECK(slurp(d1 / "results.csv") == slurp(d2 / "results.csv"));
+  // 8 rows in point order, one CSV header.
+  const auto rows = scan::read_rows((d1 / "results.jsonl").string());
+  REQUIRE(rows.size() == 8);
+  for (int i = 0; i < 8; ++i) CHECK(rows[static_cast<std::size_t>(i)].index == i);
+  const auto csv = slurp(d1 / "results.csv");
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 9);
+}
+
+TEST_CASE("scan runner: impossible points are kept with their reason") {
+  // gpt-1.7b has 24 heads: tp 16 does not divide them... and does not fit in a node of 8.
+  auto spec = scan::parse_scan(std::string(kToyScan).replace(std::string(kToyScan).find("tp2: {tp: 2"), 11, "tp2: {tp: 16"),
+                               "toy.yaml", kScansDir);
+  const auto d = fresh_dir("invalid");
+  const auto out = scan::run_scan(spec, d.string(), scan::ScanOptions{});
+  int invalid = 0;
+  for (const auto& r : out.rows)
+    if (r.status == scan::RowStatus::invalid) {
+      ++invalid;
+      CHECK_FALSE(r.reason.empty());
+      CHECK(r.devices > 0);  // the scale is still known from the topology
+    }
+  CHECK(invalid == 4);
+  CHECK(out.rows.size() == 8);
+}
+
+TEST_CASE("scan runner: resume after an interruption loses and duplicates nothing") {
+  const auto s = toy();
+  const auto full = fresh_dir("full"), cut = fresh_dir("cut");
+  scan::run_scan(s, full.string(), scan::ScanOptions{});
+  // Interrupt: keep 3 whole rows and half of the fourth, as a kill mid-write would leave them.
+  fs::create_directories(cut);
+  std::istringstream lines(slurp(full / "results.jsonl"));
+  std::string line, partial;
+  for (int i = 0; i < 4 && std::getline(lines, line); ++i) partial += i < 3 ? line + "\n" : line.substr(0, line.size() / 2);
+  std::ofstream(cut / "results.jsonl", std::ios::binary) << partial;
+  scan::ScanOptions o;
+  o.resume = true;
+  const auto r = scan::run_scan(s, cut.string(), o);
+  CHECK(r.resumed == 3);
+  CHECK(r.ran == 5);
+  CHECK(slurp(cut / "results.jsonl") == slurp(full / "results.jsonl"));
+  CHECK(slurp(cut / "results.csv") == slurp(full / "results.csv"));
+  // Resuming a finished scan runs nothing.
+  CHECK(scan::run_scan(s, cut.string(), o).ran == 0);
+}
+
+TEST_CASE("scan runner: shards are disjoint and merge to the single-process result") {
+  const auto s = toy();
+  const auto full = fresh_dir("whole"), s1 = fresh_dir("shard1"), s2 = fresh_dir("shard2"), m = fresh_dir("merged");
+  scan::run_scan(s, full.string(), scan::ScanOptions{});
+  scan::ScanOptions o;
+  o.shard_count = 2;
+  o.shard_index = 0;
+  const auto a = scan::run_scan(s, s1.string(), o);
+  o.shard_index = 1;
+  const auto b = scan::run_scan(s, s2.string(), o);
+  CHECK(a.rows.size() + b.rows.size() == 8);
+  for (const auto& r : a.rows) CHECK(r.index % 2 == 0);
+  const auto rows = scan::merge_scans({s1.string(), s2.string()}, m.string());
+  CHECK(rows.size() == 8);
+  CHECK(slurp(m / "results.jsonl") == slurp(full / "results.jsonl"));
+  CHECK(slurp(m / "results.csv") == slurp(full / "results.csv"));
+  // Directories of different scans do not merge.
+  auto other = toy();
+  other.name = "other";
+  const auto od = fresh_dir("other");
+  scan::run_scan(other, od.string(), o);
+  CHECK_THROWS_AS(scan::merge_scans({s1.string(), od.string()}, m.string()), core::Error);
+}
+
+TEST_CASE("scan reports: self-contained HTML with plots, Markdown with findings; re-rendered from the files") {
+  const auto s = toy();
+  const auto d = fresh_dir("report");
+  scan::run_scan(s, d.string(), scan::ScanOptions{});
+  const std::string findings = scan::write_reports(d.string());
+  const auto html = slurp(d / "report.html");
+  const auto md = slurp(d / "report.md");
+  CHECK(html.find("<svg") != std::string::npos);
+  CHECK(html.find("<polyline") != std::string::npos);  // the throughput curves
+  CHECK(html.find("<rect x=") != std::string::npos);   // stacked bars
+  CHECK(html.find("<script") == std::string::npos);     // nothing to run...
+  CHECK(html.find("src=") == std::string::npos);        // ...and nothing to fetch
+  CHECK(html.find("href=") == std::string::npos);
+  CHECK(md.find("## Findings") != std::string::npos);
+  CHECK(md.find("### dp") != std::string::npos);
+  CHECK(md.find("| 7 | tp2 |") != std::string::npos);  // the table of all points
+  // Re-rendering from the saved rows gives the same files.
+  scan::write_reports(d.string());
+  CHECK(slurp(d / "report.html") == html);
+  CHECK_THROWS_AS(scan::write_reports((d / "missing").string()), core::Error);
+}
