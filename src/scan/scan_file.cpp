@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <filesystem>
@@ -25,6 +26,8 @@ using io::Node;
 
 // Keys a scan file adds to an experiment; everything else is the experiment.
 const std::array<std::string, 5> kScanKeys = {"sweep", "sweep_mode", "where", "plans", "analysis"};
+
+constexpr int kMaxPoints = 100000;
 
 // Plan-degree keys that a `mesh` replaces (a family that sets one form drops the other from the
 // base, so a family can switch between the short form and the mesh form).
@@ -193,13 +196,13 @@ std::string where_value(const ScanSpec& s, const YAML::Node& doc, const std::str
   if (const auto* o = io::find_option(term)) {
     if (o->default_kind == io::DefaultKind::value) return std::string(o->default_value);
     throw Error(ErrorKind::input,
-                fmt::format("where: '{}' is not set in this point and its default is {} ({}), so it cannot be filtered "
+                fmt::format("'{}' is not set in this point and its default is {} ({}), so it cannot be filtered "
                             "on; set it in the scan",
                             term, o->default_kind == io::DefaultKind::derived ? "derived" : "not fixed", o->default_value),
                 {s.file, 0, 0, "where"});
   }
   if (!is_lhs) return term;  // a plain word on the right-hand side
-  throw Error(ErrorKind::input, fmt::format("where: '{}' is not set in this point", term), {s.file, 0, 0, "where"});
+  throw Error(ErrorKind::input, fmt::format("'{}' is not set in this point", term), {s.file, 0, 0, "where"});
 }
 
 bool holds(const ScanSpec& s, const WhereClause& w, const YAML::Node& doc, const std::string& family) {
@@ -237,8 +240,9 @@ ScanSpec parse_scan(const std::string& text, const std::string& name, const std:
   auto sweep = r.optional("sweep");
   if (!sweep) root.fail("a scan needs `sweep:` (axes by dotted key path) or `plans:`; with neither, use `inflect run`");
   {
-    if (!sweep->is_map()) sweep->fail("sweep: expected a map of dotted key paths to lists of values");
+    if (!sweep->is_map()) sweep->fail("expected a map of dotted key paths to lists of values");
     for (const auto& kv : sweep->raw()) {
+      if (!kv.first.IsScalar()) sweep->fail("every key must be a dotted key path");
       SweepAxis ax;
       ax.path = kv.first.as<std::string>();
       const Node values = sweep->child(ax.path);
@@ -262,17 +266,19 @@ ScanSpec parse_scan(const std::string& text, const std::string& name, const std:
                               s.axes[0].path, s.axes[0].labels.size(), ax.path, ax.labels.size()));
   }
   if (auto w = r.optional("where")) {
-    if (!w->is_sequence()) w->fail("where: expected a list of 'key OP value' strings");
+    if (!w->is_sequence()) w->fail("expected a list of 'key OP value' strings");
     for (const auto& item : w->items()) s.where.push_back(parse_where(item));
   }
   if (auto p = r.optional("plans")) {
-    if (!p->is_map() || p->raw().size() == 0) p->fail("plans: expected a map of family names to parallel keys");
+    if (!p->is_map() || p->raw().size() == 0) p->fail("expected a map of family names to parallel keys");
     for (const auto& kv : p->raw()) {
+      if (!kv.first.IsScalar()) p->fail("every family needs a name");
       PlanFamily f;
       f.name = kv.first.as<std::string>();
       const Node fam = p->child(f.name);
       if (!fam.is_map()) fam.fail(fmt::format("plan family '{}': expected a map of parallel keys (tp: 2, dp: auto, ...)", f.name));
       for (const auto& fk : fam.raw()) {
+        if (!fk.first.IsScalar()) fam.fail(fmt::format("plan family '{}': every key must be a parallel key", f.name));
         const std::string key = fk.first.as<std::string>();
         const std::string path = key.find('.') == std::string::npos ? fmt::format("parallel.{}", key) : key;
         const Node v = fam.child(key);
@@ -289,6 +295,15 @@ ScanSpec parse_scan(const std::string& text, const std::string& name, const std:
   }
   if (auto a = r.optional("analysis")) s.analysis = parse_analysis(*a, s.axes);
   r.finish();
+  // A bound on the expansion, so a typo (or a fuzzer) cannot ask for billions of points.
+  double points = static_cast<double>(std::max<std::size_t>(1, s.plans.size()));
+  if (s.zip) points *= static_cast<double>(s.axes[0].labels.size());
+  else
+    for (const auto& ax : s.axes) points *= static_cast<double>(ax.labels.size());
+  if (points > kMaxPoints)
+    sweep->fail(fmt::format("the scan has {:.0f} points before filtering; at most {} are allowed (split it into "
+                            "several scans, or zip axes)",
+                            points, kMaxPoints));
   return s;
 }
 
