@@ -145,7 +145,8 @@ std::string report_html(const ScanMeta& m, const std::vector<ScanRow>& rows, con
       thr.markers.push_back({f.scale, 0, fmt::format("{} > {}", f.series, f.other), true});
       continue;
     }
-    if (f.kind == analysis::FindingKind::infeasible) continue;
+    // A lead spans the whole curve and an infeasible scale has no point: neither is marked.
+    if (f.kind == analysis::FindingKind::infeasible || f.kind == analysis::FindingKind::lead) continue;
     for (const auto& sr : a.series) {
       if (sr.series.name != f.series) continue;
       const auto met = analysis::scaling_metrics(sr.series);

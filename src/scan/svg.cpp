@@ -10,8 +10,8 @@ namespace inflect::scan::svg {
 
 namespace {
 
-constexpr double kWidth = 760, kHeight = 380;
-constexpr double kLeft = 78, kRight = 190, kTop = 36, kBottom = 52;  // margins; legend on the right
+constexpr double kWidth = 940, kHeight = 380;
+constexpr double kLeft = 78, kRight = 330, kTop = 36, kBottom = 52;  // margins; legend on the right
 
 // Tick values 1, 2, 5 x 10^k covering [lo, hi] with about `n` ticks.
 std::vector<double> nice_ticks(double lo, double hi, int n) {
