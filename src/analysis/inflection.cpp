@@ -159,40 +159,35 @@ std::vector<Finding> series_findings(const Series& s, const InflectionOptions& o
     f.why = why_between(pts[k], pts[k + 1], unit);
     out.push_back(std::move(f));
   }
-  if (o.min_doubling_gain) {
-    for (std::size_t i = 1; i < pts.size(); ++i) {
-      if (metrics[i].doubling_gain >= *o.min_doubling_gain) continue;
-      Finding f;
-      f.kind = FindingKind::doubling_gain;
-      f.series = s.name;
-      f.scale = pts[i].scale;
-      f.from_scale = pts[i - 1].scale;
-      f.to_scale = pts[i].scale;
-      f.what = fmt::format("{}: from {} to {} {} each doubling buys {} more throughput, below the {} asked for", s.name,
-                           format_scale(pts[i - 1].scale), format_scale(pts[i].scale), unit,
-                           pct(metrics[i].doubling_gain), pct(*o.min_doubling_gain));
-      f.why = why_between(pts[i - 1], pts[i], unit);
-      out.push_back(std::move(f));
-      break;
-    }
-  }
-  if (o.efficiency_floor) {
-    for (std::size_t i = 1; i < pts.size(); ++i) {
-      if (metrics[i].efficiency >= *o.efficiency_floor) continue;
-      Finding f;
-      f.kind = FindingKind::efficiency_floor;
-      f.series = s.name;
-      f.scale = pts[i].scale;
-      f.from_scale = pts[0].scale;
-      f.to_scale = pts[i].scale;
-      f.what = fmt::format("{}: scaling efficiency falls to {} at {} {} (against linear from {} {}), below the {} floor",
-                           s.name, pct(metrics[i].efficiency), format_scale(pts[i].scale), unit,
-                           format_scale(pts[0].scale), unit, pct(*o.efficiency_floor));
-      f.why = why_between(pts[0], pts[i], unit);
-      out.push_back(std::move(f));
-      break;
-    }
-  }
+  // The first point at which a per-point metric falls below a threshold.
+  auto first_below = [&](double ScalingMetrics::*metric, double threshold) -> std::optional<std::size_t> {
+    for (std::size_t i = 1; i < pts.size(); ++i)
+      if (metrics[i].*metric < threshold) return i;
+    return std::nullopt;
+  };
+  auto interval_finding = [&](FindingKind kind, std::size_t from, std::size_t to, std::string what) {
+    Finding f;
+    f.kind = kind;
+    f.series = s.name;
+    f.scale = pts[to].scale;
+    f.from_scale = pts[from].scale;
+    f.to_scale = pts[to].scale;
+    f.what = std::move(what);
+    f.why = why_between(pts[from], pts[to], unit);
+    out.push_back(std::move(f));
+  };
+  if (o.min_doubling_gain)
+    if (const auto i = first_below(&ScalingMetrics::doubling_gain, *o.min_doubling_gain))
+      interval_finding(FindingKind::doubling_gain, *i - 1, *i,
+                       fmt::format("{}: from {} to {} {} each doubling buys {} more throughput, below the {} asked for",
+                                   s.name, format_scale(pts[*i - 1].scale), format_scale(pts[*i].scale), unit,
+                                   pct(metrics[*i].doubling_gain), pct(*o.min_doubling_gain)));
+  if (o.efficiency_floor)
+    if (const auto i = first_below(&ScalingMetrics::efficiency, *o.efficiency_floor))
+      interval_finding(FindingKind::efficiency_floor, 0, *i,
+                       fmt::format("{}: scaling efficiency falls to {} at {} {} (against linear from {} {}), below the {} floor",
+                                   s.name, pct(metrics[*i].efficiency), format_scale(pts[*i].scale), unit,
+                                   format_scale(pts[0].scale), unit, pct(*o.efficiency_floor)));
   for (const auto& g : s.infeasible) {
     Finding f;
     f.kind = FindingKind::infeasible;
