@@ -93,7 +93,7 @@ std::string report_markdown(const ScanMeta& m, const std::vector<ScanRow>& rows,
     s += fmt::format("| {} | tokens/s | tokens/s per device | efficiency | gain per doubling | step s | MFU | peak GiB | plan |\n",
                      a.unit);
     s += "|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
-    const auto met = analysis::scaling_metrics(sr.series);
+    const auto& met = sr.metrics;
     for (std::size_t i = 0; i < sr.series.points.size(); ++i) {
       const auto& p = sr.series.points[i];
       const auto& r = *sr.rows[i];
@@ -124,12 +124,12 @@ std::string report_html(const ScanMeta& m, const std::vector<ScanRow>& rows, con
   h += fmt::format("<h1>Scan: {}</h1>\n<p>{}</p>\n", escape(m.name), escape(headline(m, rows)));
 
   // Throughput and efficiency against scale, knees ringed, crossovers as dashed lines.
-  svg::LinePlot thr{"Throughput", a.unit, "tokens/s", m.scale == "devices" || m.knee_log_scale, {}, {}};
+  svg::LinePlot thr{"Throughput", a.unit, "tokens/s", m.scale == "devices" || m.inflection.knee_log_scale, {}, {}};
   svg::LinePlot eff{"Scaling efficiency against linear (from each series' smallest point)", a.unit, "efficiency", thr.log2_x, {}, {}};
   svg::LinePlot per{"Throughput per device", a.unit, "tokens/s per device", thr.log2_x, {}, {}};
   for (const auto& sr : a.series) {
     svg::Line lt{sr.series.name, {}}, le{sr.series.name, {}}, lp{sr.series.name, {}};
-    const auto met = analysis::scaling_metrics(sr.series);
+    const auto& met = sr.metrics;
     for (std::size_t i = 0; i < sr.series.points.size(); ++i) {
       const auto& p = sr.series.points[i];
       lt.points.emplace_back(p.scale, p.throughput);
@@ -149,11 +149,10 @@ std::string report_html(const ScanMeta& m, const std::vector<ScanRow>& rows, con
     if (f.kind == analysis::FindingKind::infeasible || f.kind == analysis::FindingKind::lead) continue;
     for (const auto& sr : a.series) {
       if (sr.series.name != f.series) continue;
-      const auto met = analysis::scaling_metrics(sr.series);
       for (std::size_t i = 0; i < sr.series.points.size(); ++i)
         if (sr.series.points[i].scale == f.scale) {
           thr.markers.push_back({f.scale, sr.series.points[i].throughput, analysis::finding_kind_name(f.kind), false});
-          eff.markers.push_back({f.scale, met[i].efficiency, analysis::finding_kind_name(f.kind), false});
+          eff.markers.push_back({f.scale, sr.metrics[i].efficiency, analysis::finding_kind_name(f.kind), false});
         }
     }
   }

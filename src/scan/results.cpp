@@ -227,12 +227,18 @@ std::vector<ScanRow> read_rows(const std::string& jsonl_path) {
   }
   std::vector<ScanRow> rows;
   for (auto& [k, r] : by_key) rows.push_back(std::move(r));
-  std::sort(rows.begin(), rows.end(), [](const ScanRow& a, const ScanRow& b) { return a.index < b.index; });
+  sort_by_index(rows);
   return rows;
 }
 
-void write_results(const std::string& dir, const std::vector<std::string>& axis_paths, std::vector<ScanRow> rows) {
-  std::sort(rows.begin(), rows.end(), [](const ScanRow& a, const ScanRow& b) { return a.index < b.index; });
+namespace {
+bool by_index(const ScanRow& a, const ScanRow& b) { return a.index < b.index; }
+}  // namespace
+
+void sort_by_index(std::vector<ScanRow>& rows) { std::sort(rows.begin(), rows.end(), by_index); }
+
+void write_results(const std::string& dir, const std::vector<std::string>& axis_paths, const std::vector<ScanRow>& rows) {
+  core::check_invariant(std::is_sorted(rows.begin(), rows.end(), by_index), "write_results: rows not in index order");
   std::string jsonl, csv = csv_header(axis_paths) + "\n";
   for (const auto& r : rows) {
     jsonl += row_to_jsonl(r) + "\n";
@@ -256,10 +262,11 @@ void write_meta(const std::string& dir, const ScanMeta& m) {
   j["fidelity"] = m.fidelity;
   nlohmann::ordered_json a;
   a["scale"] = m.scale;
-  a["knee_sensitivity"] = m.knee_sensitivity;
-  a["knee_x"] = m.knee_log_scale ? "log" : "linear";
-  a["min_doubling_gain"] = m.min_doubling_gain ? nlohmann::ordered_json(*m.min_doubling_gain) : nullptr;
-  a["efficiency_floor"] = m.efficiency_floor ? nlohmann::ordered_json(*m.efficiency_floor) : nullptr;
+  const auto& o = m.inflection;
+  a["knee_sensitivity"] = o.knee_sensitivity;
+  a["knee_x"] = o.knee_log_scale ? "log" : "linear";
+  a["min_doubling_gain"] = o.min_doubling_gain ? nlohmann::ordered_json(*o.min_doubling_gain) : nullptr;
+  a["efficiency_floor"] = o.efficiency_floor ? nlohmann::ordered_json(*o.efficiency_floor) : nullptr;
   j["analysis"] = std::move(a);
   const auto path = (std::filesystem::path(dir) / "scan.json").string();
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -284,10 +291,11 @@ ScanMeta read_meta(const std::string& dir) {
     m.fidelity = j.value("fidelity", "");
     const auto& a = j.at("analysis");
     m.scale = a.at("scale").get<std::string>();
-    m.knee_sensitivity = a.at("knee_sensitivity").get<double>();
-    m.knee_log_scale = a.at("knee_x").get<std::string>() == "log";
-    if (a.contains("min_doubling_gain") && a["min_doubling_gain"].is_number()) m.min_doubling_gain = a["min_doubling_gain"].get<double>();
-    if (a.contains("efficiency_floor") && a["efficiency_floor"].is_number()) m.efficiency_floor = a["efficiency_floor"].get<double>();
+    auto& o = m.inflection;
+    o.knee_sensitivity = a.at("knee_sensitivity").get<double>();
+    o.knee_log_scale = a.at("knee_x").get<std::string>() == "log";
+    if (a.contains("min_doubling_gain") && a["min_doubling_gain"].is_number()) o.min_doubling_gain = a["min_doubling_gain"].get<double>();
+    if (a.contains("efficiency_floor") && a["efficiency_floor"].is_number()) o.efficiency_floor = a["efficiency_floor"].get<double>();
     return m;
   } catch (const nlohmann::json::exception& e) {
     throw core::Error(core::ErrorKind::input, fmt::format("'{}' is malformed: {}", path, e.what()));

@@ -68,14 +68,10 @@ ScanRow run_point(const ScanSpec& spec, const ScanPoint& point, plan::Fidelity f
     so.fidelity = fidelity;
     row = row_from_report(analysis::simulate(e, so));
     identify(row);
-  } catch (const core::Error& err) {
-    row.status = err.kind() == core::ErrorKind::input ? RowStatus::invalid : RowStatus::failed;
-    row.reason = core::format_error(err);
-    row.devices = e.cluster.devices();
-    row.nodes = e.cluster.nodes;
   } catch (const std::exception& err) {
-    row.status = RowStatus::failed;
-    row.reason = err.what();
+    const auto* ce = dynamic_cast<const core::Error*>(&err);
+    row.status = ce && ce->kind() == core::ErrorKind::input ? RowStatus::invalid : RowStatus::failed;
+    row.reason = ce ? core::format_error(*ce) : err.what();
     row.devices = e.cluster.devices();
     row.nodes = e.cluster.nodes;
   }
@@ -89,10 +85,7 @@ ScanMeta meta_of(const ScanSpec& spec, int points, plan::Fidelity fidelity) {
   for (const auto& a : spec.axes) m.axis_paths.push_back(a.path);
   for (const auto& f : spec.plans) m.plans.push_back(f.name);
   m.scale = spec.analysis.scale;
-  m.knee_sensitivity = spec.analysis.inflection.knee_sensitivity;
-  m.knee_log_scale = spec.analysis.inflection.knee_log_scale;
-  m.min_doubling_gain = spec.analysis.inflection.min_doubling_gain;
-  m.efficiency_floor = spec.analysis.inflection.efficiency_floor;
+  m.inflection = spec.analysis.inflection;
   m.points = points;
   m.fidelity = fidelity == plan::Fidelity::full ? "full" : "symmetric";
   return m;
@@ -174,7 +167,7 @@ ScanOutcome run_scan(const ScanSpec& spec, const std::string& out_dir, const Sca
 
   outcome.ran = static_cast<int>(fresh.size());
   for (auto& r : fresh) rows.push_back(std::move(r));
-  std::sort(rows.begin(), rows.end(), [](const ScanRow& a, const ScanRow& b) { return a.index < b.index; });
+  sort_by_index(rows);
   write_results(out_dir, outcome.meta.axis_paths, rows);
   outcome.rows = std::move(rows);
   outcome.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -195,7 +188,7 @@ std::vector<ScanRow> merge_scans(const std::vector<std::string>& dirs, const std
   }
   std::vector<ScanRow> rows;
   for (auto& [k, r] : by_key) rows.push_back(std::move(r));
-  std::sort(rows.begin(), rows.end(), [](const ScanRow& a, const ScanRow& b) { return a.index < b.index; });
+  sort_by_index(rows);
   fs::create_directories(out_dir);
   write_results(out_dir, meta.axis_paths, rows);
   write_meta(out_dir, meta);

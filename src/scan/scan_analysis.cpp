@@ -36,22 +36,16 @@ double row_scale(const ScanMeta& m, const ScanRow& r) {
   return 0;
 }
 
-analysis::InflectionOptions inflection_options(const ScanMeta& m) {
-  analysis::InflectionOptions o;
-  o.knee_sensitivity = m.knee_sensitivity;
-  o.knee_log_scale = m.knee_log_scale;
-  o.min_doubling_gain = m.min_doubling_gain;
-  o.efficiency_floor = m.efficiency_floor;
-  return o;
-}
-
 ScanAnalysis analyze(const ScanMeta& m, const std::vector<ScanRow>& rows) {
   ScanAnalysis out;
   out.unit = m.scale == "devices" ? "GPUs" : m.scale;
   const std::string along = scale_axis(m);
 
+  // Series in order of first appearance (point order), so reports list families as the file does.
   std::map<std::vector<std::string>, std::size_t> by_identity;
-  for (const auto& r : rows) {
+  std::vector<std::size_t> series_of(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
     std::vector<std::string> id{r.family};
     std::string name = r.family;
     for (const auto& [k, v] : r.values) {
@@ -64,19 +58,27 @@ ScanAnalysis analyze(const ScanMeta& m, const std::vector<ScanRow>& rows) {
     if (fresh) {
       SeriesRows s;
       s.series.name = name.empty() ? m.name : name;
-      s.identity = id;
+      s.identity = std::move(id);
       out.series.push_back(std::move(s));
     }
-    auto& s = out.series[it->second];
+    series_of[i] = it->second;
+  }
+  // Points go in by scale (stable: at one scale the lowest index comes first and stands), so every
+  // series comes out sorted without a second pass.
+  std::vector<std::size_t> by_scale(rows.size());
+  for (std::size_t i = 0; i < by_scale.size(); ++i) by_scale[i] = i;
+  std::stable_sort(by_scale.begin(), by_scale.end(),
+                   [&](std::size_t a, std::size_t b) { return row_scale(m, rows[a]) < row_scale(m, rows[b]); });
+  for (std::size_t i : by_scale) {
+    const auto& r = rows[i];
+    auto& s = out.series[series_of[i]];
     const double x = row_scale(m, r);
     if (x <= 0) continue;
     if (r.status != RowStatus::ok) {
       s.series.infeasible.push_back({x, fmt::format("{}: {}", status_name(r.status), r.reason)});
       continue;
     }
-    bool duplicate = false;
-    for (const auto& p : s.series.points) duplicate = duplicate || p.scale == x;
-    if (duplicate) continue;  // two points of one series at one scale: the first (lowest index) stands
+    if (!s.series.points.empty() && s.series.points.back().scale == x) continue;  // a second point at one scale
     analysis::ScalingPoint p;
     p.scale = x;
     p.throughput = r.tokens_per_s;
@@ -85,24 +87,11 @@ ScanAnalysis analyze(const ScanMeta& m, const std::vector<ScanRow>& rows) {
     s.series.points.push_back(p);
     s.rows.push_back(&r);
   }
-  for (auto& s : out.series) {
-    // Sort points (and their rows) by scale.
-    std::vector<std::size_t> order(s.series.points.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return s.series.points[a].scale < s.series.points[b].scale; });
-    SeriesRows sorted = s;
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      sorted.series.points[i] = s.series.points[order[i]];
-      sorted.rows[i] = s.rows[order[i]];
-    }
-    std::sort(sorted.series.infeasible.begin(), sorted.series.infeasible.end(),
-              [](const auto& a, const auto& b) { return a.scale < b.scale; });
-    s = std::move(sorted);
-  }
 
-  const auto opts = inflection_options(m);
-  for (const auto& s : out.series)
-    for (auto& f : analysis::series_findings(s.series, opts, out.unit)) out.findings.push_back(std::move(f));
+  for (auto& s : out.series) {
+    s.metrics = analysis::scaling_metrics(s.series);
+    for (auto& f : analysis::series_findings(s.series, m.inflection, out.unit)) out.findings.push_back(std::move(f));
+  }
   // Crossovers between series that differ in exactly one respect (the family, or one axis value):
   // comparing an H100 FSDP curve with an H200 TP curve would mix two questions.
   for (std::size_t a = 0; a < out.series.size(); ++a)

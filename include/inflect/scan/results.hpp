@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "inflect/analysis/inflection.hpp"
 #include "inflect/analysis/run_report.hpp"
 
 namespace inflect::scan {
@@ -61,10 +62,15 @@ std::optional<ScanRow> row_from_jsonl(const std::string& line);
 std::string csv_header(const std::vector<std::string>& axis_paths);
 std::string row_to_csv(const ScanRow& r);
 
-/// Reads results.jsonl, skipping lines that are not whole rows; for each key the last whole row wins.
+/// Sorts rows by point index (the order every results file and report uses).
+void sort_by_index(std::vector<ScanRow>& rows);
+
+/// Reads results.jsonl, skipping lines that are not whole rows; for each key the last whole row
+/// wins. Sorted by index.
 std::vector<ScanRow> read_rows(const std::string& jsonl_path);
-/// Writes results.jsonl and results.csv for `rows` (sorted by index) atomically (temp + rename).
-void write_results(const std::string& dir, const std::vector<std::string>& axis_paths, std::vector<ScanRow> rows);
+/// Writes results.jsonl and results.csv for `rows`, which must be sorted by index, atomically
+/// (temp + rename).
+void write_results(const std::string& dir, const std::vector<std::string>& axis_paths, const std::vector<ScanRow>& rows);
 
 }  // namespace inflect::scan
 
@@ -78,10 +84,7 @@ struct ScanMeta {
   std::vector<std::string> axis_paths;
   std::vector<std::string> plans;
   std::string scale = "devices";
-  double knee_sensitivity = 1.0;
-  bool knee_log_scale = true;
-  std::optional<double> min_doubling_gain;
-  std::optional<double> efficiency_floor;
+  analysis::InflectionOptions inflection;
   int points = 0;  // in the whole scan (all shards)
   std::string fidelity;
 };

@@ -13,6 +13,7 @@ namespace inflect::scan {
 struct SeriesRows {
   analysis::Series series;
   std::vector<const ScanRow*> rows;     // the row of each point of series.points
+  std::vector<analysis::ScalingMetrics> metrics;  // scaling_metrics(series), once for every report
   std::vector<std::string> identity;    // family, then each non-scale axis value
 };
 
@@ -27,8 +28,5 @@ double row_scale(const ScanMeta& m, const ScanRow& r);
 
 /// Series and findings of a scan. Rows must outlive the result.
 ScanAnalysis analyze(const ScanMeta& m, const std::vector<ScanRow>& rows);
-
-/// The inflection options a scan.json carries.
-analysis::InflectionOptions inflection_options(const ScanMeta& m);
 
 }  // namespace inflect::scan
