@@ -7,11 +7,13 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <thread>
 
 #include "cli/commands.hpp"
 #include "inflect/analysis/simulate.hpp"
 #include "inflect/core/event_queue.hpp"
 #include "inflect/io/experiment_loader.hpp"
+#include "inflect/search/searcher.hpp"
 
 namespace inflect::cli {
 namespace {
@@ -56,6 +58,23 @@ void bench_case(const std::string& file, plan::Fidelity f) {
   std::fflush(stdout);
 }
 
+/// Plan search without simulation: enumeration and analytical estimates, on 1 and on all threads.
+void bench_search(const std::string& file) {
+  const auto spec = search::load_search(file);
+  for (int jobs : {1, static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto plans = search::enumerate_plans(spec.base, spec.space);
+    const auto t1 = std::chrono::steady_clock::now();
+    const auto est = search::estimate_all(spec.base, plans, jobs);
+    const auto t2 = std::chrono::steady_clock::now();
+    const double en = std::chrono::duration<double>(t1 - t0).count(), es = std::chrono::duration<double>(t2 - t1).count();
+    std::size_t fits = 0;
+    for (const auto& e : est) fits += e.fits;
+    std::printf("%-44s search  %d threads: %zu plans enumerated in %.3f s, %zu fit, estimated in %.3f s = %.0f plans/s\n",
+                std::filesystem::path(file).stem().c_str(), jobs, plans.size(), en, fits, es, static_cast<double>(plans.size()) / (en + es));
+  }
+}
+
 }  // namespace
 
 int cmd_bench(bool quick) {
@@ -67,6 +86,7 @@ int cmd_bench(bool quick) {
     if (quick && std::string(c).find("16k") != std::string::npos) continue;
     bench_case(c, plan::Fidelity::full);
   }
+  bench_search("workloads/search/llama3-405b-16k-h100.yaml");
   return 0;
 }
 

@@ -29,7 +29,18 @@ struct ScanArgs {
   bool quiet = false;
 };
 
+struct SearchArgs {
+  std::string file;
+  int top = 10;
+  bool top_given = false;  // else the file's search.top
+  int jobs = 0;            // 0 = all hardware threads
+  std::string fidelity = "symmetric";
+  std::string out_dir;     // empty = write nothing
+  bool json = false;
+};
+
 int cmd_run(const RunArgs& a);
+int cmd_search(const SearchArgs& a);
 int cmd_scan(const ScanArgs& a);
 int cmd_report(const std::string& dir);
 int cmd_merge(const std::vector<std::string>& dirs, const std::string& out_dir);

@@ -39,6 +39,16 @@ int main(int argc, char** argv) {
   scan_cmd->add_option("--fidelity", scan.fidelity, "full or symmetric (default)")->check(CLI::IsMember({"full", "symmetric"}));
   scan_cmd->add_flag("--quiet,-q", scan.quiet, "no progress output");
 
+  cli::SearchArgs search;
+  auto* search_cmd = app.add_subcommand("search", "find the best plans: enumerate, prune by memory, estimate, simulate the top K");
+  search_cmd->add_option("search", search.file, "search YAML (an experiment without its plan, plus search:)")->required();
+  auto* top_opt = search_cmd->add_option("--top", search.top, "plans simulated with the engine (default: search.top, else 10)")
+                      ->check(CLI::Range(1, 10000));
+  search_cmd->add_option("--jobs,-j", search.jobs, "threads (default: all hardware threads)")->check(CLI::NonNegativeNumber);
+  search_cmd->add_option("--fidelity", search.fidelity, "full or symmetric (default)")->check(CLI::IsMember({"full", "symmetric"}));
+  search_cmd->add_option("--out", search.out_dir, "also write search.json (counts, estimates, the simulated plans' reports) here");
+  search_cmd->add_flag("--json", search.json, "print search.json on stdout and nothing else");
+
   std::string report_dir;
   auto* report_cmd = app.add_subcommand("report", "re-render report.md and report.html of a scan from its saved results");
   report_cmd->add_option("dir", report_dir, "a scan's output directory")->required();
@@ -77,6 +87,10 @@ int main(int argc, char** argv) {
       return cli::cmd_run(run);
     }
     if (*scan_cmd) return cli::cmd_scan(scan);
+    if (*search_cmd) {
+      search.top_given = top_opt->count() > 0;
+      return cli::cmd_search(search);
+    }
     if (*report_cmd) return cli::cmd_report(report_dir);
     if (*merge_cmd) return cli::cmd_merge(merge_dirs, merge_out);
     if (*validate_cmd) return cli::cmd_validate(validate_file);

@@ -181,14 +181,18 @@ core::Seconds estimate_time(const LoweredCollective& c, const Topology& topo) {
   return core::Seconds(t);
 }
 
-LoweredCollective lower_collective(CollectiveOp op, std::span<const DeviceId> members, core::Bytes bytes,
-                                   const Topology& topo, const CollectiveTuning& tuning) {
+namespace {
+
+/// Every algorithm lower_collective may choose for this group, lowered (software overhead
+/// included), in the order ties are broken.
+std::vector<LoweredCollective> lower_candidates(CollectiveOp op, std::span<const DeviceId> members, core::Bytes bytes,
+                                                const Topology& topo, const CollectiveTuning& tuning) {
   const std::size_t p = members.size();
   const double n = bytes.value();
   const double pp = static_cast<double>(p);
   const double overhead = tuning.software_overhead.value();
-  LoweredCollective none;
-  if (p <= 1) return none;
+  std::vector<LoweredCollective> candidates;
+  if (p <= 1) return candidates;
 
   if (op == CollectiveOp::send_recv) {
     core::check_invariant(p == 2, "send_recv needs exactly two members");
@@ -199,10 +203,10 @@ LoweredCollective lower_collective(CollectiveOp op, std::span<const DeviceId> me
     double lat = b.max_path_latency();
     c.phases.push_back(b.finish(lat));
     add_overhead(c, overhead);
-    return c;
+    candidates.push_back(std::move(c));
+    return candidates;
   }
 
-  std::vector<LoweredCollective> candidates;
   auto want = [&](const char* name) { return tuning.force_algorithm.empty() || tuning.force_algorithm == name; };
   const int pi = static_cast<int>(p);
 
@@ -254,10 +258,19 @@ LoweredCollective lower_collective(CollectiveOp op, std::span<const DeviceId> me
   if (candidates.empty())
     throw core::Error(core::ErrorKind::input, "collective algorithm '" + tuning.force_algorithm +
                                                   "' is not valid here; allowed: ring, direct, tree, hierarchical");
+  for (auto& c : candidates) add_overhead(c, overhead);
+  return candidates;
+}
+
+}  // namespace
+
+LoweredCollective lower_collective(CollectiveOp op, std::span<const DeviceId> members, core::Bytes bytes,
+                                   const Topology& topo, const CollectiveTuning& tuning) {
+  std::vector<LoweredCollective> candidates = lower_candidates(op, members, bytes, topo, tuning);
+  if (candidates.empty()) return LoweredCollective{};
   std::size_t best = 0;
   double best_t = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < candidates.size(); ++i) {
-    add_overhead(candidates[i], overhead);
     double t = estimate_time(candidates[i], topo).value();
     if (t < best_t * (1 - 1e-12)) {
       best_t = t;
@@ -265,6 +278,27 @@ LoweredCollective lower_collective(CollectiveOp op, std::span<const DeviceId> me
     }
   }
   return std::move(candidates[best]);
+}
+
+core::Seconds CollectiveCostModel::time(core::Bytes bytes) const {
+  double best = lines.empty() ? 0.0 : std::numeric_limits<double>::infinity();
+  for (const auto& l : lines) best = std::min(best, l.latency_s + bytes.value() * l.s_per_byte);
+  return core::Seconds(best);
+}
+
+CollectiveCostModel collective_cost_model(CollectiveOp op, std::span<const DeviceId> members, const Topology& topo,
+                                          const CollectiveTuning& tuning) {
+  // Every lowering puts bytes proportional to the size on each link and adds size-independent
+  // latencies, so each algorithm's uncontended time is a line in the size: one lowering gives
+  // its latency (the phases' latencies) and its slope (the rest, over the size).
+  constexpr double kSize = 1 << 20;
+  CollectiveCostModel m;
+  for (const auto& c : lower_candidates(op, members, core::Bytes(kSize), topo, tuning)) {
+    double latency = 0;
+    for (const auto& ph : c.phases) latency += ph.latency.value();
+    m.lines.push_back({c.algorithm, latency, (estimate_time(c, topo).value() - latency) / kSize});
+  }
+  return m;
 }
 
 }  // namespace inflect::net

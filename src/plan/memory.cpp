@@ -34,12 +34,22 @@ ScheduleShape schedule_shape(const Experiment& e, int dp) {
   return x;
 }
 
+ScheduleFacts schedule_facts(Schedule s, const ScheduleShape& shape) {
+  ScheduleFacts f;
+  f.layout = pipeline_layout(s, shape);
+  for (int st = 0; st < shape.stages; ++st) f.peak_layers.push_back(peak_activation_layers(s, st, shape));
+  return f;
+}
+
 MemoryEstimate estimate_memory(const Experiment& e, int dp) {
+  return estimate_memory(e, dp, schedule_facts(e.parallel.schedule, schedule_shape(e, dp)));
+}
+
+MemoryEstimate estimate_memory(const Experiment& e, int dp, const ScheduleFacts& facts) {
   const auto& m = *e.workload.model;
   const auto& p = e.parallel;
   const double bpe = core::bytes_per_element(e.training.precision);
-  const ScheduleShape shape = schedule_shape(e, dp);
-  const PipelineLayout layout = pipeline_layout(p.schedule, shape);
+  const PipelineLayout& layout = facts.layout;
   const core::Bytes per_layer = workload::activation_bytes_per_layer(m, shard_shape(e), p.recompute);
   const core::Bytes per_layer_moe =
       m.is_moe() ? workload::activation_bytes_per_layer(m, shard_shape(e), p.recompute, true) : per_layer;
@@ -102,7 +112,7 @@ MemoryEstimate estimate_memory(const Experiment& e, int dp) {
     st.optimizer = core::Bytes(sharded(12, 1));
     // Per layer and micro-batch: an MoE layer keeps more than a dense one (the widest bound).
     const double per_layer_bytes = moe_layers ? per_layer_moe.value() : per_layer.value();
-    double act = per_layer_bytes * peak_activation_layers(p.schedule, s, shape);
+    double act = per_layer_bytes * facts.peak_layers[static_cast<std::size_t>(s)];
     if (ends) act += tokens_local * static_cast<double>(m.vocab) / p.tp * 4;  // fp32 logits for the loss
     if (starts) act += tokens_local * static_cast<double>(m.hidden) * bpe / (p.sequence_parallel ? p.tp : 1);
     st.activations = core::Bytes(act);

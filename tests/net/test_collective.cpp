@@ -469,3 +469,25 @@ TEST_CASE("collective: hgx-h200 ring busbw at 16 GiB vs measured (ml-engineering
   }
   CHECK(compared == 3);
 }
+
+TEST_CASE("collective: the cost model is the lowest line and equals lowering at every size") {
+  // The 64-node group above switches from tree to ring with the size; a 2-node x 8 group has
+  // ring, tree and hierarchical; one NVSwitch node has ring and direct. The model, built from
+  // one lowering per algorithm, must give estimate_time(lower_collective(...)) at every size.
+  Topology topo(nvswitch(), 64);
+  const std::vector<std::vector<DeviceId>> groups = {iota(64, 8), iota(16), iota(8), iota(2, 8)};
+  for (const auto& g : groups)
+    for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather, CollectiveOp::all_to_all}) {
+      const CollectiveCostModel model = collective_cost_model(op, g, topo);
+      CHECK(!model.lines.empty());
+      for (double n : {1.0, 8192.0, 1e6, 3.3e7, kGiB, 20 * kGiB}) {
+        CAPTURE(g.size());
+        CAPTURE(n);
+        const double lowered = estimate_time(lower_collective(op, g, Bytes(n), topo), topo).value();
+        CHECK(model.time(Bytes(n)).value() == doctest::Approx(lowered).epsilon(1e-9));
+      }
+    }
+  const auto tree_then_ring = collective_cost_model(CollectiveOp::all_reduce, iota(64, 8), topo);
+  CHECK(tree_then_ring.lines.size() >= 2);
+  CHECK(collective_cost_model(CollectiveOp::all_reduce, iota(1), topo).time(Bytes(1e9)).value() == 0);
+}

@@ -15,8 +15,11 @@ namespace inflect::io {
 /// project root. Throws core::Error(input) for bad content, core::Error(io) for missing files; both
 /// carry the file, line and key.
 plan::Experiment load_experiment(const std::string& path);
-/// Same from a parsed document; `base_dir` is where relative paths resolve first.
-plan::Experiment parse_experiment(const Node& root, const std::string& base_dir);
+/// Same from a parsed document; `base_dir` is where relative paths resolve first. With
+/// `check_plan_keys` false the checks that involve the plan's degrees (divisibility, dp derived
+/// from the device count, the schedule's shape) are skipped and dp is left as written (0 when
+/// absent): `inflect search` reads a base experiment whose plan it fills in itself.
+plan::Experiment parse_experiment(const Node& root, const std::string& base_dir, bool check_plan_keys = true);
 
 /// The directory bundled topologies/ and workloads/ are found under when a relative path is not
 /// found next to the experiment or in the current directory. Set by set_project_root(); else the

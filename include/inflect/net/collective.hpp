@@ -56,6 +56,23 @@ LoweredCollective lower_collective(CollectiveOp op, std::span<const DeviceId> me
 /// The uncontended time of a lowered collective: sum over phases of latency + bottleneck time.
 core::Seconds estimate_time(const LoweredCollective& c, const Topology& topo);
 
+/// The uncontended time of a collective over one group as a function of its size. Every lowering
+/// above is linear in the size (bytes on each link proportional to it, latencies independent of
+/// it), so each algorithm the lowering may pick is a line, and the time lower_collective's choice
+/// gets from estimate_time is the lowest line at that size. For planners that price many sizes
+/// on the same group without lowering each (`inflect search`).
+struct CollectiveCostModel {
+  struct Line {
+    const char* algorithm = "none";
+    double latency_s = 0;   // the size-independent part (steps x hop latency, overhead)
+    double s_per_byte = 0;  // the bottleneck links' share
+  };
+  std::vector<Line> lines;  // empty for a group of one (time 0)
+  core::Seconds time(core::Bytes bytes) const;
+};
+CollectiveCostModel collective_cost_model(CollectiveOp op, std::span<const DeviceId> members, const Topology& topo,
+                                          const CollectiveTuning& tuning = {});
+
 /// nccl-tests bus-bandwidth factor for `op` over p ranks.
 double busbw_factor(CollectiveOp op, int p);
 

@@ -49,4 +49,15 @@ std::int64_t micro_batches(const Experiment& e, int dp);
 ScheduleShape schedule_shape(const Experiment& e, int dp);
 MemoryEstimate estimate_memory(const Experiment& e, int dp);
 
+/// What the memory model needs from the schedule: its chunk layout and every stage's
+/// peak_activation_layers. It depends only on (schedule, ScheduleShape), so a caller estimating
+/// many plans of one shape (`inflect search`) computes it once and passes it in.
+struct ScheduleFacts {
+  PipelineLayout layout;
+  std::vector<double> peak_layers;  // per stage
+};
+ScheduleFacts schedule_facts(Schedule s, const ScheduleShape& shape);
+/// estimate_memory with the facts of the experiment's schedule shape already computed.
+MemoryEstimate estimate_memory(const Experiment& e, int dp, const ScheduleFacts& facts);
+
 }  // namespace inflect::plan

@@ -1,0 +1,39 @@
+// `inflect search`.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "cli/commands.hpp"
+#include "inflect/core/error.hpp"
+#include "inflect/search/search_output.hpp"
+#include "inflect/search/searcher.hpp"
+
+namespace inflect::cli {
+
+int cmd_search(const SearchArgs& a) {
+  const auto spec = search::load_search(a.file);
+  search::SearchOptions o;
+  o.top = a.top_given ? a.top : spec.top;
+  o.jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  o.fidelity = a.fidelity == "full" ? plan::Fidelity::full : plan::Fidelity::symmetric;
+  const auto result = search::run_search(spec, o);
+  const std::string json = search::search_to_json(result);
+  if (!a.out_dir.empty()) {
+    std::filesystem::create_directories(a.out_dir);
+    const auto path = std::filesystem::path(a.out_dir) / "search.json";
+    std::ofstream f(path, std::ios::binary);
+    if (!(f << json)) throw core::Error(core::ErrorKind::io, fmt::format("cannot write '{}'", path.string()));
+  }
+  if (a.json) {
+    std::fputs(json.c_str(), stdout);
+  } else {
+    std::fputs(search::format_search(result, spec).c_str(), stdout);
+    if (!a.out_dir.empty()) std::printf("wrote %s\n", (std::filesystem::path(a.out_dir) / "search.json").c_str());
+  }
+  return result.plans.empty() ? 2 : 0;
+}
+
+}  // namespace inflect::cli

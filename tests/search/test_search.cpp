@@ -1,0 +1,249 @@
+// Plan search: the enumeration (counted by hand), the search file's errors, the analytical
+// estimate against the engine on small cases where every plan is simulated, and determinism.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "inflect/analysis/simulate.hpp"
+#include "inflect/core/error.hpp"
+#include "inflect/io/experiment_loader.hpp"
+#include "inflect/search/search_output.hpp"
+#include "inflect/search/searcher.hpp"
+
+using namespace inflect;
+
+namespace {
+
+const std::string kDir = std::string(INFLECT_SOURCE_DIR) + "/workloads/search";
+
+search::SearchSpec spec_of(const std::string& text) {
+  io::set_project_root(INFLECT_SOURCE_DIR);
+  return search::parse_search(text, "test-search.yaml", kDir);
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    (void)spec_of(text);
+  } catch (const core::Error& e) {
+    return core::format_error(e);
+  }
+  return "";
+}
+
+const char* kHead = R"(
+cluster: {topology: ../../topologies/dgx-h100.yaml, nodes: 1}
+model: {preset: gpt-1.7b}
+training: {seq_len: 2048, global_batch: 16, precision: bf16}
+)";
+
+/// Every plan of `spec` that fits, simulated; returns the index (into the fitting plans, in
+/// enumeration order) of the engine's best and, per fitting plan, (estimate, engine) step times.
+struct Exhaustive {
+  std::vector<search::Candidate> plans;
+  std::vector<double> estimate, engine;
+  std::size_t best = 0;
+};
+Exhaustive simulate_everything(const search::SearchSpec& spec) {
+  Exhaustive x;
+  const auto all = search::enumerate_plans(spec.base, spec.space);
+  const auto est = search::estimate_all(spec.base, all, 2);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (!est[i].fits) continue;
+    const auto rep = search::simulate_plan(spec.base, all[i], plan::Fidelity::symmetric);
+    REQUIRE(rep.simulated);
+    x.plans.push_back(all[i]);
+    x.estimate.push_back(est[i].step_s);
+    x.engine.push_back(rep.step_time_s);
+  }
+  x.best = static_cast<std::size_t>(std::min_element(x.engine.begin(), x.engine.end()) - x.engine.begin());
+  return x;
+}
+
+/// Where plan i stands in the estimate's order (1 = best), ties by enumeration order.
+int estimate_rank(const Exhaustive& x, std::size_t i) {
+  int r = 1;
+  for (std::size_t j = 0; j < x.estimate.size(); ++j)
+    if (x.estimate[j] < x.estimate[i] || (x.estimate[j] == x.estimate[i] && j < i)) ++r;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("the enumeration holds exactly the plans that divide, counted by hand") {
+  // 8 GPUs, 24 layers, 24 heads, 16 sequences. (tp, pp) with tp*pp | 8 and pp | 24: tp1 x pp1,2,4;
+  // tp2 x pp1,2,4; tp4 x pp1,2; tp8 x pp1 = 9 pairs, 3 of them with dp = 1 (no ZeRO to choose).
+  // Each has mb 1 and 2 (16 divides by dp*mb for every dp <= 8): 6*2*2 (zero 0, 1) + 3*2 = 30.
+  auto spec = spec_of(std::string(kHead) + R"(
+search:
+  tp: [1, 2, 4, 8]
+  cp: [1]
+  pp: [1, 2, 4]
+  zero: [0, 1]
+  schedule: [1f1b]
+  micro_batch: [1, 2]
+  recompute: [none]
+)");
+  const auto plans = search::enumerate_plans(spec.base, spec.space);
+  CHECK(plans.size() == 30);
+  for (const auto& c : plans) {
+    CHECK(c.tp * c.cp * c.pp * c.dp == 8);
+    CHECK((c.tp > 1) == c.sequence_parallel);
+    CHECK_FALSE((c.dp == 1 && c.zero > 0));
+    // Every candidate passes the compiler's own checks.
+    plan::Experiment e = spec.base;
+    search::apply(c, e);
+    CHECK_NOTHROW(plan::check_plan(e));
+  }
+  // More values never lose a plan: adding pp 8 (8 divides 24, and tp1 pp8 dp1) adds exactly one pair.
+  spec.space.pp = {1, 2, 4, 8};
+  CHECK(search::enumerate_plans(spec.base, spec.space).size() == 32);
+  // Schedules beyond 1F1B only where pp > 1, and only where the micro-batch count allows them:
+  // interleaved needs m % p == 0 and layers/p divisible by v.
+  spec.space.pp = {1, 2, 4};
+  spec.space.schedules = {plan::Schedule::one_f_one_b, plan::Schedule::interleaved};
+  spec.space.virtual_stages = {2};
+  for (const auto& c : search::enumerate_plans(spec.base, spec.space))
+    if (c.schedule == plan::Schedule::interleaved) {
+      CHECK(c.pp > 1);
+      CHECK(16 / (c.dp * c.micro_batch) % c.pp == 0);
+      CHECK(c.virtual_stages == 2);
+    }
+}
+
+TEST_CASE("the search file rejects a plan given in two places and bad lists, at the key") {
+  CHECK(error_of(std::string(kHead) + "parallel: {tp: 2}\nsearch: {top: 3}\n").find("search.tp") != std::string::npos);
+  CHECK(error_of(std::string(kHead) + "parallel: {recompute: full}\nsearch: {}\n").find("parallel.recompute is what the search varies") !=
+        std::string::npos);
+  const std::string mb = error_of(R"(
+cluster: {topology: ../../topologies/dgx-h100.yaml, nodes: 1}
+model: {preset: gpt-1.7b}
+training: {seq_len: 2048, global_batch: 16, micro_batch: 2}
+search: {}
+)");
+  CHECK(mb.find("search.micro_batch") != std::string::npos);
+  CHECK(mb.find(":4:") != std::string::npos);  // the line of training
+  CHECK(error_of(std::string(kHead) + "search: {schedul: [1f1b]}\n").find("did you mean 'schedule'") != std::string::npos);
+  CHECK(error_of(std::string(kHead) + "search: {pp: [2, 2]}\n").find("'2' appears twice") != std::string::npos);
+  CHECK(error_of(std::string(kHead) + "search: {schedule: [1f1b, zerobubble]}\n").find("zero-bubble") != std::string::npos);
+  CHECK(error_of(std::string(kHead) + "search: {zero: [4]}\n").find("zero") != std::string::npos);
+  CHECK(error_of(std::string(kHead)).find("search") != std::string::npos);
+  CHECK(error_of(std::string(kHead) + "search: {top: 0}\n").find("top") != std::string::npos);
+  CHECK_NOTHROW(spec_of(std::string(kHead) + "parallel: {grad_bucket: 40MB}\nsearch: {top: 3}\n"));
+}
+
+TEST_CASE("the estimate finds the engine's best plan among its top ten, every plan simulated (dense)") {
+  // Llama-3-8B on two DGX H100 nodes: every fitting plan of the space goes through the engine.
+  const auto spec = spec_of(R"(
+cluster: {topology: ../../topologies/dgx-h100.yaml, nodes: 2}
+model: {preset: llama3-8b}
+training: {seq_len: 4096, global_batch: 32, precision: bf16}
+search:
+  cp: [1, 2]
+  pp: [1, 2, 4]
+  zero: [0, 1, 3]
+  schedule: [1f1b, interleaved, zero-bubble, dualpipev]
+  virtual_stages: [2]
+  micro_batch: [1, 2]
+  recompute: [none, full]
+)");
+  const Exhaustive x = simulate_everything(spec);
+  REQUIRE(x.plans.size() > 100);
+  MESSAGE("dense: ", x.plans.size(), " plans; engine best ", search::describe(x.plans[x.best]), " at estimate rank ",
+          estimate_rank(x, x.best), "; tau ", search::kendall_tau(x.estimate, x.engine));
+  CHECK(estimate_rank(x, x.best) <= 10);
+  CHECK(search::kendall_tau(x.estimate, x.engine) > 0.6);
+  // The estimate is a step time, not only an order: within 15% of the engine on every plan.
+  for (std::size_t i = 0; i < x.plans.size(); ++i) {
+    INFO(search::describe(x.plans[i]));
+    CHECK(x.estimate[i] == doctest::Approx(x.engine[i]).epsilon(0.15));
+  }
+
+  SUBCASE("run_search simulates the estimate's top K, ranks them by the engine, and its counts add up") {
+    search::SearchOptions o;
+    o.top = 10;
+    o.jobs = 1;
+    const auto r = search::run_search(spec, o);
+    CHECK(r.enumerated == r.pruned + r.estimated);
+    CHECK(r.estimated == x.plans.size());
+    CHECK(r.simulated == 10);
+    REQUIRE(r.plans.size() == 10);
+    for (std::size_t i = 1; i < r.plans.size(); ++i) CHECK(r.plans[i - 1].simulated_step_s() <= r.plans[i].simulated_step_s());
+    // The engine's best of the K is the best of every plan.
+    CHECK(search::describe(r.plans.front().plan) == search::describe(x.plans[x.best]));
+    CHECK(r.plans.front().simulated_step_s() == doctest::Approx(x.engine[x.best]));
+    // Same output whatever the thread count (wall-clock figures left out).
+    o.jobs = 3;
+    CHECK(search::search_to_json(search::run_search(spec, o), false) == search::search_to_json(r, false));
+    const std::string text = search::format_search(r, spec);
+    CHECK(text.find(fmt::format("plans: {} enumerated, {} pruned (memory does not fit), {} estimated, 10 simulated", r.enumerated,
+                                r.pruned, r.estimated)) != std::string::npos);
+  }
+}
+
+TEST_CASE("the estimate finds the engine's best plan among its top ten, every plan simulated (mixture of experts)") {
+  // Mixtral-8x7B on two DGX H100 nodes, expert parallelism over 1..8 data-parallel ranks.
+  const auto spec = spec_of(R"(
+cluster: {topology: ../../topologies/dgx-h100.yaml, nodes: 2}
+model: {preset: mixtral-8x7b}
+training: {seq_len: 4096, global_batch: 32, precision: bf16}
+search:
+  tp: [1, 2, 4]
+  cp: [1]
+  pp: [1, 2, 4]
+  ep: [1, 2, 4, 8]
+  zero: [0, 1]
+  schedule: [1f1b, zero-bubble]
+  micro_batch: [1, 2]
+  recompute: [none, full]
+)");
+  const Exhaustive x = simulate_everything(spec);
+  REQUIRE(x.plans.size() > 30);
+  MESSAGE("moe: ", x.plans.size(), " plans; engine best ", search::describe(x.plans[x.best]), " at estimate rank ",
+          estimate_rank(x, x.best), "; tau ", search::kendall_tau(x.estimate, x.engine));
+  CHECK(std::count_if(x.plans.begin(), x.plans.end(), [](const search::Candidate& c) { return c.ep > 1; }) > 20);
+  CHECK(estimate_rank(x, x.best) <= 10);
+  CHECK(search::kendall_tau(x.estimate, x.engine) > 0.6);
+}
+
+TEST_CASE("pruned plans are those the engine's memory model rejects") {
+  // Llama-3-70B on four nodes: many plans cannot hold 70B parameters and their Adam states.
+  const auto spec = spec_of(R"(
+cluster: {topology: ../../topologies/dgx-h100.yaml, nodes: 4}
+model: {preset: llama3-70b}
+training: {seq_len: 4096, global_batch: 32, precision: bf16}
+search: {cp: [1], schedule: [1f1b], micro_batch: [1], recompute: [none, full]}
+)");
+  const auto plans = search::enumerate_plans(spec.base, spec.space);
+  const auto est = search::estimate_all(spec.base, plans, 1);
+  int pruned = 0, kept = 0;
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    plan::Experiment e = spec.base;
+    search::apply(plans[i], e);
+    const auto rep = analysis::simulate(e);  // does not simulate what does not fit
+    CHECK(rep.memory.fits == est[i].fits);
+    CHECK(rep.memory.peak_bytes == doctest::Approx(est[i].memory_peak_bytes));
+    (est[i].fits ? kept : pruned)++;
+  }
+  CHECK(pruned > 0);
+  CHECK(kept > 0);
+}
+
+TEST_CASE("kendall tau and plan names") {
+  CHECK(search::kendall_tau({1, 2, 3, 4}, {10, 20, 30, 40}) == doctest::Approx(1));
+  CHECK(search::kendall_tau({1, 2, 3, 4}, {40, 30, 20, 10}) == doctest::Approx(-1));
+  // One swapped pair of six: (5 - 1) / 6.
+  CHECK(search::kendall_tau({1, 2, 3, 4}, {1, 3, 2, 4}) == doctest::Approx(4.0 / 6));
+  search::Candidate c;
+  c.tp = 8;
+  c.pp = 16;
+  c.dp = 128;
+  c.zero = 1;
+  c.sequence_parallel = true;
+  c.schedule = plan::Schedule::interleaved;
+  c.virtual_stages = 2;
+  c.recompute = plan::Recompute::full;
+  CHECK(search::describe(c) == "tp8 cp1 pp16 dp128 sp zero1 interleaved(v2) recompute=full mb1");
+}
