@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -313,4 +314,37 @@ TEST_CASE("cli: scan, report and merge as a batch job drives them") {
   CHECK(inflect_cmd("report /nonexistent/dir", true).rc == 2);
   Command bad = inflect_cmd("scan tests/errors/plan/does-not-exist.yaml", true);
   CHECK(bad.rc == 2);
+}
+
+TEST_CASE("bundled search: Llama-3-405B on 16,384 H100s, through the cli") {
+  const std::string out = (fs::temp_directory_path() / "inflect-test-cli-search").string();
+  fs::remove_all(out);
+  Command c = inflect_cmd("search workloads/search/llama3-405b-16k-h100.yaml --top 3 --jobs 2 --out " + out, false);
+  REQUIRE(c.rc == 0);
+  CHECK(c.out.find("plans: 10272 enumerated, 5757 pruned (memory does not fit), 4515 estimated, 3 simulated") != std::string::npos);
+  CHECK(c.out.find("plans/s") != std::string::npos);
+  std::ifstream in(fs::path(out) / "search.json");
+  REQUIRE(in.good());
+  const auto j = nlohmann::json::parse(in);
+  CHECK(j["enumerated"] == 10272);
+  CHECK(j["simulated"] == 3);
+  REQUIRE(j["plans"].size() == 3);
+  // Golden figures (2% band), 2026-12-03: the engine's best of the estimate's top three is a
+  // DualPipe plan with TP4 inside the node and CP8 across four nodes; it fits (45 GB of 80).
+  const auto& best = j["plans"][0];
+  CHECK(best["plan"] == "tp4 cp8 pp64 dp8 sp zero1 dualpipe recompute=none mb1");
+  CHECK(best["report"]["step_time_s"].get<double>() == doctest::Approx(4.817).epsilon(kGoldenTolerance));
+  CHECK(best["report"]["memory"]["fits"] == true);
+  double previous = 0;
+  for (const auto& p : j["plans"]) {
+    const double engine = p["report"]["step_time_s"].get<double>(), estimate = p["estimate"]["step_time_s"].get<double>();
+    CHECK(engine >= previous);  // ranked by the engine
+    CHECK(estimate == doctest::Approx(engine).epsilon(0.10));
+    previous = engine;
+  }
+  // --json prints search.json alone; bad input exits 2.
+  Command js = inflect_cmd("search workloads/search/llama3-405b-16k-h100.yaml --top 1 --jobs 2 --json", false);
+  REQUIRE(js.rc == 0);
+  CHECK(nlohmann::json::parse(js.out)["simulated"] == 1);
+  CHECK(inflect_cmd("search workloads/examples/gpt3-175b-a100.yaml", true).rc == 2);
 }
