@@ -7,6 +7,7 @@
 #include <map>
 
 #include "cli/commands.hpp"
+#include "cli/mpi_peers.hpp"
 #include "inflect/core/error.hpp"
 #include "inflect/scan/report.hpp"
 #include "inflect/scan/runner.hpp"
@@ -68,20 +69,25 @@ void print_outcome_counts(const std::vector<scan::ScanRow>& rows) {
 
 }  // namespace
 
-int cmd_scan(const ScanArgs& a) {
+namespace {
+
+int scan_on_rank(const ScanArgs& a, const MpiScope& mpi) {
   const auto spec = scan::load_scan(a.file);
   scan::ScanOptions o;
+  o.peers = mpi.peers();
   o.jobs = a.jobs;
   o.resume = a.resume;
   if (!a.shard.empty()) std::tie(o.shard_index, o.shard_count) = parse_shard(a.shard);
   o.fidelity = a.fidelity == "full" ? plan::Fidelity::full : plan::Fidelity::symmetric;
   const bool tty = isatty(fileno(stderr)) != 0;
-  if (!a.quiet) o.on_progress = [tty](const scan::Progress& p) { print_progress(p, tty); };
+  if (!a.quiet && mpi.rank() == 0) o.on_progress = [tty](const scan::Progress& p) { print_progress(p, tty); };
   const auto outcome = scan::run_scan(spec, a.out_dir, o);
-  std::printf("scan %s: %d points%s, %d simulated now, %d kept from an earlier run, %.2f s wall (%.1f points/s)\n",
+  if (mpi.rank() != 0) return 0;  // rank 0 wrote the files and reports what every rank ran
+  std::printf("scan %s: %d points%s%s, %d simulated now, %d kept from an earlier run, %.2f s wall (%.1f points/s)\n",
               spec.name.c_str(), outcome.points,
               o.shard_count > 1 ? fmt::format(" (shard {}/{}: {})", o.shard_index + 1, o.shard_count, outcome.rows.size()).c_str() : "",
-              outcome.ran, outcome.resumed, outcome.wall_s, outcome.wall_s > 0 ? outcome.ran / outcome.wall_s : 0.0);
+              mpi.ranks() > 1 ? fmt::format(" over {} MPI ranks", mpi.ranks()).c_str() : "", outcome.ran, outcome.resumed,
+              outcome.wall_s, outcome.wall_s > 0 ? outcome.ran / outcome.wall_s : 0.0);
   print_outcome_counts(outcome.rows);
   const std::string findings = scan::write_reports(a.out_dir);
   std::printf("\n%s\n", findings.c_str());
@@ -95,6 +101,23 @@ int cmd_scan(const ScanArgs& a) {
     return 2;
   }
   return 0;
+}
+
+}  // namespace
+
+int cmd_scan(const ScanArgs& a) {
+  MpiScope mpi;
+  try {
+    return scan_on_rank(a, mpi);
+  } catch (const core::Error& e) {
+    if (mpi.ranks() > 1) {
+      // The other ranks would wait for this one's rows for ever: report, then end them all.
+      std::fprintf(stderr, "inflect: error (rank %d of %d): %s\n", mpi.rank(), mpi.ranks(), core::format_error(e).c_str());
+      std::fflush(stderr);
+      mpi.abort(e.kind() == core::ErrorKind::internal ? 1 : 2);
+    }
+    throw;
+  }
 }
 
 int cmd_report(const std::string& dir) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -100,7 +101,7 @@ ScanOutcome run_scan(const ScanSpec& spec, const std::string& out_dir, const Sca
   outcome.points = static_cast<int>(points.size());
   outcome.meta = meta_of(spec, outcome.points, options.fidelity);
 
-  fs::create_directories(out_dir);
+  if (options.peers.rank == 0) fs::create_directories(out_dir);
   const auto jsonl_path = (fs::path(out_dir) / "results.jsonl").string();
   const auto csv_path = (fs::path(out_dir) / "results.csv").string();
 
@@ -125,50 +126,116 @@ ScanOutcome run_scan(const ScanSpec& spec, const std::string& out_dir, const Sca
     todo.push_back(&p);
   }
   outcome.resumed = static_cast<int>(rows.size());
-  // Start the files clean (header, kept rows) and append from here on.
-  write_results(out_dir, outcome.meta.axis_paths, rows);
-  write_meta(out_dir, outcome.meta);
+  const Peers& peers = options.peers;
+  core::check_invariant(peers.ranks >= 1 && peers.rank >= 0 && peers.rank < peers.ranks, "run_scan: peer rank out of range");
+  const bool leader = peers.rank == 0, spread = peers.ranks > 1;
+  const std::size_t to_run_everywhere = todo.size();
+  if (spread) {
+    // Every rank expands the same points and sees the same kept rows: each takes every ranks-th.
+    std::vector<const ScanPoint*> mine;
+    for (std::size_t i = 0; i < todo.size(); ++i)
+      if (static_cast<int>(i % static_cast<std::size_t>(peers.ranks)) == peers.rank) mine.push_back(todo[i]);
+    todo = std::move(mine);
+  }
 
-  std::ofstream jsonl(jsonl_path, std::ios::binary | std::ios::app);
-  std::ofstream csv(csv_path, std::ios::binary | std::ios::app);
-  if (!jsonl || !csv) throw core::Error(core::ErrorKind::io, fmt::format("cannot append to the results in '{}'", out_dir));
+  std::ofstream jsonl, csv;
+  if (leader) {
+    // Start the files clean (header, kept rows) and append from here on.
+    write_results(out_dir, outcome.meta.axis_paths, rows);
+    write_meta(out_dir, outcome.meta);
+    jsonl.open(jsonl_path, std::ios::binary | std::ios::app);
+    csv.open(csv_path, std::ios::binary | std::ios::app);
+    if (!jsonl || !csv) throw core::Error(core::ErrorKind::io, fmt::format("cannot append to the results in '{}'", out_dir));
+  }
 
   std::mutex mu;
+  std::condition_variable ready;
   std::atomic<std::size_t> next{0};
   Progress progress;
-  progress.to_run = static_cast<int>(todo.size());
+  progress.to_run = static_cast<int>(to_run_everywhere);
   progress.resumed = outcome.resumed;
   std::vector<ScanRow> fresh;
-  fresh.reserve(todo.size());
+  fresh.reserve(to_run_everywhere);
+  std::size_t sent = 0;  // rank > 0: rows of `fresh` already sent
+  int workers_left = 0;
+  // Under the lock: a finished row, from this process or (rank 0) from another rank.
+  auto record = [&](ScanRow row) {
+    if (leader) {
+      jsonl << row_to_jsonl(row) << '\n' << std::flush;
+      csv << row_to_csv(row) << '\n' << std::flush;
+    }
+    fresh.push_back(std::move(row));
+    ++progress.done;
+    progress.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    progress.last = &fresh.back();
+    if (leader && options.on_progress) options.on_progress(progress);
+  };
   auto worker = [&] {
     for (;;) {
       const std::size_t i = next.fetch_add(1);
-      if (i >= todo.size()) return;
+      if (i >= todo.size()) break;
       ScanRow row = run_point(spec, *todo[i], options.fidelity);
       std::lock_guard<std::mutex> lock(mu);
-      jsonl << row_to_jsonl(row) << '\n' << std::flush;
-      csv << row_to_csv(row) << '\n' << std::flush;
-      fresh.push_back(std::move(row));
-      ++progress.done;
-      progress.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      progress.last = &fresh.back();
-      if (options.on_progress) options.on_progress(progress);
+      record(std::move(row));
+      ready.notify_all();
     }
+    std::lock_guard<std::mutex> lock(mu);
+    --workers_left;
+    ready.notify_all();
   };
   int jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   jobs = std::max(1, std::min<int>(jobs, static_cast<int>(todo.size())));
   {
     std::vector<std::jthread> pool;
-    for (int j = 1; j < jobs; ++j) pool.emplace_back(worker);
-    worker();
+    if (!spread) {
+      workers_left = jobs;
+      for (int j = 1; j < jobs; ++j) pool.emplace_back(worker);
+      worker();
+    } else {
+      // The calling thread talks to the other ranks (MPI funneled); the workers simulate.
+      workers_left = todo.empty() ? 0 : jobs;
+      for (int j = 0; j < workers_left; ++j) pool.emplace_back(worker);
+      if (leader) {
+        std::map<std::string, const ScanPoint*> by_key;
+        for (const auto& p : points) by_key.emplace(p.key, &p);
+        while (auto line = peers.receive()) {
+          std::optional<ScanRow> parsed = row_from_jsonl(*line);
+          core::check_invariant(parsed.has_value(), "run_scan: a peer sent a row that does not parse");
+          ScanRow row = std::move(*parsed);
+          const auto it = by_key.find(row.key);
+          core::check_invariant(it != by_key.end(), "run_scan: a peer sent a row of a point this scan does not have");
+          row.index = it->second->index;
+          row.values = it->second->values;
+          row.family = it->second->family;
+          std::lock_guard<std::mutex> lock(mu);
+          record(std::move(row));
+        }
+      } else {
+        std::unique_lock<std::mutex> lock(mu);
+        for (;;) {
+          ready.wait(lock, [&] { return sent < fresh.size() || workers_left == 0; });
+          while (sent < fresh.size()) {
+            const std::string line = row_to_jsonl(fresh[sent++]);
+            lock.unlock();
+            peers.send(line);
+            lock.lock();
+          }
+          if (workers_left == 0 && sent == fresh.size()) break;
+        }
+        lock.unlock();
+        peers.finish();
+      }
+    }
   }
-  jsonl.close();
-  csv.close();
+  if (leader) {
+    jsonl.close();
+    csv.close();
+  }
 
   outcome.ran = static_cast<int>(fresh.size());
   for (auto& r : fresh) rows.push_back(std::move(r));
   sort_by_index(rows);
-  write_results(out_dir, outcome.meta.axis_paths, rows);
+  if (leader) write_results(out_dir, outcome.meta.axis_paths, rows);
   outcome.rows = std::move(rows);
   outcome.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return outcome;

@@ -2,7 +2,12 @@
 // interruption, shards and merge) and the reports.
 #include <doctest/doctest.h>
 
+#include <condition_variable>
+#include <deque>
 #include <filesystem>
+#include <mutex>
+#include <optional>
+#include <thread>
 #include <fstream>
 #include <sstream>
 
@@ -135,6 +140,69 @@ TEST_CASE("scan runner: results do not depend on the number of jobs") {
   for (int i = 0; i < 8; ++i) CHECK(rows[static_cast<std::size_t>(i)].index == i);
   const auto csv = slurp(d1 / "results.csv");
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 9);
+}
+
+TEST_CASE("scan runner: ranks spread the points and rank 0 writes what one process writes") {
+  // Three in-process "ranks" talking through a queue, as the MPI glue would: rank 0 appends every
+  // rank's rows; the others write nothing. The files equal a single-process run's.
+  const auto s = toy();
+  const auto single = fresh_dir("peers-single"), leader = fresh_dir("peers-0"), other = fresh_dir("peers-other");
+  scan::ScanOptions o;
+  o.jobs = 1;
+  (void)scan::run_scan(s, single.string(), o);
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::string> queue;
+  int finished = 0;
+  constexpr int kRanks = 3;
+  auto peers_of = [&](int rank) {
+    scan::Peers p;
+    p.rank = rank;
+    p.ranks = kRanks;
+    p.send = [&](const std::string& line) {
+      std::lock_guard<std::mutex> lock(mu);
+      queue.push_back(line);
+      cv.notify_all();
+    };
+    p.finish = [&] {
+      std::lock_guard<std::mutex> lock(mu);
+      ++finished;
+      cv.notify_all();
+    };
+    p.receive = [&]() -> std::optional<std::string> {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return !queue.empty() || finished == kRanks - 1; });
+      if (queue.empty()) return std::nullopt;
+      std::string line = std::move(queue.front());
+      queue.pop_front();
+      return line;
+    };
+    return p;
+  };
+  std::vector<int> ran(kRanks, 0);
+  {
+    std::vector<std::jthread> others;
+    for (int r = 1; r < kRanks; ++r)
+      others.emplace_back([&, r] {
+        scan::ScanOptions po;
+        po.jobs = 2;
+        po.peers = peers_of(r);
+        ran[static_cast<std::size_t>(r)] = scan::run_scan(s, other.string(), po).ran;
+      });
+    scan::ScanOptions po;
+    po.jobs = 2;
+    po.peers = peers_of(0);
+    const auto out = scan::run_scan(s, leader.string(), po);
+    CHECK(out.rows.size() == 8);
+  }
+  // Eight points over three ranks: 3, 3, 2 (rank 0's count includes the rows it received).
+  CHECK(ran[1] == 3);
+  CHECK(ran[2] == 2);
+  CHECK_FALSE(fs::exists(other));
+  CHECK(slurp(leader / "results.jsonl") == slurp(single / "results.jsonl"));
+  CHECK(slurp(leader / "results.csv") == slurp(single / "results.csv"));
+  CHECK(slurp(leader / "scan.json") == slurp(single / "scan.json"));
 }
 
 TEST_CASE("scan runner: impossible points are kept with their reason") {
