@@ -338,7 +338,7 @@ void read_mesh(const Seen& seen, plan::ParallelPlan& p) {
     if (std::find(p.order.begin(), p.order.end(), d) == p.order.end()) p.order.push_back(d);
 }
 
-void read_parallel(const Seen& seen, plan::Experiment& e) {
+void read_parallel(const Seen& seen, plan::Experiment& e, bool check_plan_keys) {
   auto& p = e.parallel;
   auto degree = [&](const char* key) {
     return static_cast<int>(read_int(seen.value(key), option(key)));
@@ -375,7 +375,8 @@ void read_parallel(const Seen& seen, plan::Experiment& e) {
     p.zero = 3;
   }
   p.reshard_after_forward = seen.value("parallel.reshard_after_forward").as_bool();
-  if (seen.has("parallel.reshard_after_forward") && p.zero < 3)
+  // (A search sets zero per plan: the setting then applies to its ZeRO-3 plans.)
+  if (check_plan_keys && seen.has("parallel.reshard_after_forward") && p.zero < 3)
     seen.at("parallel.reshard_after_forward").fail("reshard_after_forward applies to sharded parameters only (zero: 3 or fsdp: true)");
   p.shard_group = static_cast<int>(read_int(seen.value("parallel.shard_group"), option("parallel.shard_group")));
 
@@ -548,7 +549,7 @@ plan::Experiment parse_experiment(const Node& root, const std::string& base_dir,
   read_cluster(seen, base_dir, e);
   read_workload(seen, base_dir, e);
   read_training(seen, e);
-  read_parallel(seen, e);
+  read_parallel(seen, e, check_plan_keys);
   check_precision(seen, e);
   if (check_plan_keys) check_plan(seen, e);
   return e;

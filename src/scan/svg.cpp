@@ -125,11 +125,29 @@ std::string render(const LinePlot& p) {
     s += fmt::format(R"~(<rect x="{:.1f}" y="{:.1f}" width="14" height="4" fill="{}"/>)~", kWidth - kRight + 12, ly - 4, colour(i));
     s += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}">{}</text>)~", kWidth - kRight + 32, ly, escape(l.name));
   }
+  // Labels of vertical markers (crossovers) sit in rows at the top of the plot: each goes into the
+  // first row where it does not overlap a label already there (about 5.5 px per character at
+  // font-size 10), so crossovers at nearby scales stay readable.
+  std::vector<std::vector<std::pair<double, double>>> rows;  // per row: occupied [x0, x1]
+  auto row_for = [&](double x0, double x1) {
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      bool free = true;
+      for (const auto& [a, b] : rows[r]) free = free && (x1 < a || x0 > b);
+      if (free) {
+        rows[r].emplace_back(x0, x1);
+        return r;
+      }
+    }
+    rows.push_back({{x0, x1}});
+    return rows.size() - 1;
+  };
   for (const auto& m : p.markers) {
     if (m.vertical_line) {
       s += fmt::format(R"~(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#555" stroke-dasharray="5,4"/>)~",
                        px(m.x), kTop, px(m.x), kTop + h);
-      s += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="10" fill="#555">{}</text>)~", px(m.x) + 3, kTop + 12, escape(m.label));
+      const double x0 = px(m.x) + 3, x1 = x0 + 5.5 * static_cast<double>(m.label.size());
+      const double y = kTop + 12 + 12 * static_cast<double>(row_for(x0, x1));
+      s += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="10" fill="#555">{}</text>)~", x0, y, escape(m.label));
     } else {
       s += fmt::format(R"~(<circle cx="{:.1f}" cy="{:.1f}" r="8" fill="none" stroke="black" stroke-width="1.5"/>)~", px(m.x), py(m.y));
       s += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="10">{}</text>)~", px(m.x) + 10, py(m.y) + 14, escape(m.label));

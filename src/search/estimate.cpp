@@ -190,7 +190,10 @@ Estimate Estimator::estimate(const Candidate& c, bool even_if_over_memory) {
     double cf = lf, cb = lb + rc;
     if (zero3) {
       const double ag = layer_gather(moe);
-      const double fz = overlapped(cf, ag, ci), bz = overlapped(cb, ag + layer_scatter(moe), ci);
+      // Without resharding after forward the backward needs no second gather; without overlap
+      // the reduce-scatters wait for the end of the step (counted with the DP exposure below).
+      const double back = (e_.parallel.reshard_after_forward ? ag : 0.0) + (e_.parallel.overlap_grad_reduce ? layer_scatter(moe) : 0.0);
+      const double fz = overlapped(cf, ag, ci), bz = overlapped(cb, back, ci);
       // The part beyond the kernels' own time: interference while overlapped, or the wait.
       f.dp += fz - cf;
       b.dp += bz - cb;
@@ -316,8 +319,10 @@ Estimate Estimator::estimate(const Candidate& c, bool even_if_over_memory) {
     const auto op = c.zero >= 1 ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
     double exposed = 0;
     if (zero3) {
-      // Per-layer reduce-scatters overlap the backward; the stage's last layer's is exposed.
-      exposed = layer_scatter(m.moe_layer(s * per_stage));
+      // Per-layer reduce-scatters overlap the backward; the stage's last layer's is exposed. Without
+      // overlap every layer's waits for the end of the schedule.
+      const bool moe_stage = m.moe_layer(s * per_stage);
+      exposed = e_.parallel.overlap_grad_reduce ? layer_scatter(moe_stage) : per_stage * layer_scatter(moe_stage);
     } else {
       const double dense_bytes = (c.ep > 1 ? dense : st.params) * gbytes;
       const double bucket = e_.parallel.grad_bucket_bytes.value();

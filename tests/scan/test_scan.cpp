@@ -2,6 +2,7 @@
 // interruption, shards and merge) and the reports.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "inflect/io/experiment_loader.hpp"
 #include "inflect/scan/report.hpp"
 #include "inflect/scan/runner.hpp"
+#include "inflect/scan/svg.hpp"
 
 using namespace inflect;
 namespace fs = std::filesystem;
@@ -287,4 +289,23 @@ TEST_CASE("scan reports: self-contained HTML with plots, Markdown with findings;
   scan::write_reports(d.string());
   CHECK(slurp(d / "report.html") == html);
   CHECK_THROWS_AS(scan::write_reports((d / "missing").string()), core::Error);
+}
+
+TEST_CASE("svg: labels of crossovers at nearby scales go into separate rows") {
+  scan::svg::LinePlot p;
+  p.title = "t";
+  p.lines.push_back({"a", {{128, 1}, {256, 2}, {512, 3}}});
+  p.markers.push_back({228, 0, "pp8 overtakes pp4 (h100)", true});
+  p.markers.push_back({225, 0, "pp8 overtakes pp4 (h200)", true});
+  p.markers.push_back({500, 0, "far", true});
+  const std::string s = scan::svg::render(p);
+  auto y_of = [&](const std::string& label) {
+    const auto at = s.find(">" + label + "<");
+    REQUIRE(at != std::string::npos);
+    const auto ypos = s.rfind("y=\"", at);
+    return std::stod(s.substr(ypos + 3));
+  };
+  // The two overlapping labels differ by a row; the distant one shares the first row.
+  CHECK(std::abs(y_of("pp8 overtakes pp4 (h100)") - y_of("pp8 overtakes pp4 (h200)")) == doctest::Approx(12));
+  CHECK(y_of("far") == doctest::Approx(std::min(y_of("pp8 overtakes pp4 (h100)"), y_of("pp8 overtakes pp4 (h200)"))));
 }
