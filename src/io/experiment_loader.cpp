@@ -361,8 +361,31 @@ void read_parallel(const Seen& seen, plan::Experiment& e, bool check_plan_keys) 
                : sched == "zero-bubble" ? plan::Schedule::zero_bubble
                : sched == "dualpipe"    ? plan::Schedule::dualpipe
                : sched == "dualpipev"   ? plan::Schedule::dualpipev
+               : sched == "custom"      ? plan::Schedule::custom
                                         : plan::Schedule::one_f_one_b;
   p.virtual_stages = degree("parallel.virtual_stages");
+  if (auto n = seen.get("parallel.custom_schedule")) {
+    if (p.schedule != plan::Schedule::custom)
+      n->fail(fmt::format("custom_schedule is the schedule: custom's steps, but the schedule is {}", sched));
+    if (!n->is_sequence() || n->raw().size() == 0)
+      n->fail("expected a list of strings, one per pipeline rank, e.g. [\"F0 F1 B0 F2 B1 B2\", \"F0 B0 F1 B1 F2 B2\"]");
+    for (const auto& item : n->items()) {
+      p.custom_schedule.push_back(item.as_string());
+      try {
+        (void)plan::parse_custom_schedule({p.custom_schedule.back()});
+      } catch (const Error& err) {
+        // The parser counts this one string as rank 0: name the rank it is.
+        std::string msg = err.message();
+        const std::string from = "rank 0";
+        if (auto at = msg.find(from); at != std::string::npos) msg.replace(at, from.size(), fmt::format("rank {}", p.custom_schedule.size() - 1));
+        item.fail(msg);
+      }
+    }
+  } else if (p.schedule == plan::Schedule::custom) {
+    seen.at("parallel.schedule")
+        .fail("schedule: custom needs parallel.custom_schedule: the steps of each pipeline rank, e.g. "
+              "[\"F0 F1 B0 F2 B1 B2\", \"F0 B0 F1 B1 F2 B2\"] for pp 2 and 3 micro-batches");
+  }
 
   Node zero = seen.value("parallel.zero");
   p.zero = static_cast<int>(read_int(zero, option("parallel.zero")));
@@ -501,11 +524,20 @@ void check_plan(const Seen& seen, plan::Experiment& e) {
     shape.micro_batches = static_cast<int>(t.global_batch / (std::int64_t{p.dp} * t.micro_batch));
     shape.virtual_stages = p.virtual_stages;
     shape.layers = m->layers;
+    if (p.schedule == plan::Schedule::custom)
+      shape.custom = std::make_shared<const std::vector<std::vector<plan::ScheduleStep>>>(plan::parse_custom_schedule(p.custom_schedule));
     if (auto why = plan::schedule_problem(p.schedule, shape); !why.empty()) {
       const char* key = why.find("virtual_stages") != std::string::npos && seen.has("parallel.virtual_stages") ? "parallel.virtual_stages"
+                        : p.schedule == plan::Schedule::custom                                                ? "parallel.custom_schedule"
                                                                                                            : "parallel.schedule";
       seen.at(key).fail(fmt::format("schedule {}: {} (micro-batches per step: {} = global_batch / (dp * micro_batch))",
                           plan::schedule_name(p.schedule), why, shape.micro_batches));
+    }
+    if (p.schedule == plan::Schedule::custom) {
+      const plan::ScheduleReplay replay = plan::replay_schedule(p.schedule, shape);
+      if (!replay.valid)
+        seen.at("parallel.custom_schedule")
+            .fail(fmt::format("the custom schedule cannot run: {} (micro-batches per step: {})", replay.problem, shape.micro_batches));
     }
   }
 }

@@ -108,12 +108,21 @@ std::vector<OptionSpec> build() {
   t.push_back(opt("parallel.sequence_parallel", T::boolean, "", D::value, "false",
                   "Megatron sequence parallelism: shard norms and dropout over the TP group "
                   "(reduce-scatter + all-gather instead of all-reduce)."));
-  t.push_back(choice("parallel.schedule", {"1f1b", "interleaved", "zero-bubble", "dualpipe", "dualpipev", "gpipe"}, "1f1b",
+  t.push_back(choice("parallel.schedule", {"1f1b", "interleaved", "zero-bubble", "dualpipe", "dualpipev", "gpipe", "custom"}, "1f1b",
                      "Pipeline schedule: 1f1b (Megatron), interleaved (virtual pipeline; needs "
                      "virtual_stages >= 2 and micro-batches divisible by pp), zero-bubble (ZB-H1: "
                      "backward split into input and weight gradients), dualpipe (DeepSeek-V3: two "
                      "directions, parameters held twice; pp and micro-batches even, micro-batches "
-                     ">= 2*pp), dualpipev (DualPipe cut in half: a V over 2*pp chunks), gpipe."));
+                     ">= 2*pp), dualpipev (DualPipe cut in half: a V over 2*pp chunks), gpipe, custom "
+                     "(the steps of parallel.custom_schedule)."));
+  OptionSpec custom = opt("parallel.custom_schedule", T::list, "", D::none, "",
+                          "With schedule: custom, the steps of each pipeline rank in order, one string per "
+                          "rank (pp of them): F<m> forward and B<m> backward of micro-batch m, or I<m> "
+                          "and W<m> for the input and weight gradients split as zero-bubble does, e.g. "
+                          "[\"F0 F1 B0 F2 B1 B2\", \"F0 B0 F1 B1 F2 B2\"]. One model chunk per rank; "
+                          "checked by replaying it (every step once, in dependency order, no deadlock).");
+  custom.allowed = {"\"F0 F1 B0 ...\""};
+  t.push_back(custom);
   t.push_back(integer("parallel.virtual_stages", "chunks", D::value, "1", 1, 64,
                       "Model chunks per pipeline rank for the interleaved schedule (Megatron's "
                       "virtual pipeline size); layers must divide into pp * virtual_stages chunks."));

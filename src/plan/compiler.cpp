@@ -735,8 +735,7 @@ CompiledPlan Compiler::run() {
   if (p_.zero >= 3) s_ag_ = g_.stream("dp_gather");
   edp_group_size_ = dp_ * p_.cp / p_.ep;
 
-  const bool split_backward =
-      p_.schedule == Schedule::zero_bubble || p_.schedule == Schedule::dualpipe || p_.schedule == Schedule::dualpipev;
+  const bool split_backward = splits_backward(p_.schedule, shape_);
   auto split = [](const std::vector<workload::KernelSpec>& ks, bool weights) {
     std::vector<workload::KernelSpec> out;
     for (const auto& k : ks)
@@ -923,6 +922,10 @@ void check_plan(const Experiment& e) {
   if (auto why = schedule_problem(p.schedule, schedule_shape(e, dp)); !why.empty())
     fail(p.virtual_stages != 1 && why.find("virtual_stages") != std::string::npos ? "parallel.virtual_stages" : "parallel.schedule",
          fmt::format("schedule {}: {}", schedule_name(p.schedule), why));
+  if (p.schedule == Schedule::custom) {
+    const ScheduleReplay replay = replay_schedule(p.schedule, schedule_shape(e, dp));
+    if (!replay.valid) fail("parallel.custom_schedule", fmt::format("the custom schedule cannot run: {}", replay.problem));
+  }
   if (p.ep < 1 || (p.ep > 1 && (!m.is_moe() || m.moe.experts % p.ep != 0 || dp % p.ep != 0)))
     fail("parallel.ep", fmt::format("ep={} needs an MoE model whose experts and dp ({}) it divides", p.ep, dp));
   if (p.zero < 0 || p.zero > 3) fail("parallel.zero", fmt::format("zero: {} is not supported; allowed: 0..3", p.zero));

@@ -1,6 +1,7 @@
 #include "inflect/plan/memory.hpp"
 
 #include <algorithm>
+#include <memory>
 
 #include "inflect/plan/schedule.hpp"
 #include "inflect/workload/layer_costs.hpp"
@@ -31,6 +32,8 @@ ScheduleShape schedule_shape(const Experiment& e, int dp) {
   x.micro_batches = static_cast<int>(micro_batches(e, dp));
   x.virtual_stages = e.parallel.virtual_stages;
   x.layers = e.workload.model->layers;
+  if (e.parallel.schedule == Schedule::custom && !e.parallel.custom_schedule.empty())
+    x.custom = std::make_shared<const std::vector<std::vector<ScheduleStep>>>(parse_custom_schedule(e.parallel.custom_schedule));
   return x;
 }
 

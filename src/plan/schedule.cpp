@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <sstream>
 #include <tuple>
 
 #include "inflect/core/error.hpp"
@@ -14,7 +15,20 @@ namespace {
 
 using Steps = std::vector<ScheduleStep>;
 
-bool one_chunk(Schedule s) { return s == Schedule::one_f_one_b || s == Schedule::gpipe || s == Schedule::zero_bubble; }
+bool one_chunk(Schedule s) {
+  return s == Schedule::one_f_one_b || s == Schedule::gpipe || s == Schedule::zero_bubble || s == Schedule::custom;
+}
+
+/// The letter of a step kind as a custom schedule writes it.
+char kind_letter(StepKind k) {
+  switch (k) {
+    case StepKind::forward: return 'F';
+    case StepKind::backward: return 'B';
+    case StepKind::backward_input: return 'I';
+    case StepKind::backward_weight: return 'W';
+  }
+  return '?';
+}
 
 Steps one_f_one_b(int s, int p, int m) {
   Steps out;
@@ -163,6 +177,7 @@ const char* schedule_name(Schedule s) {
     case Schedule::zero_bubble: return "zero-bubble";
     case Schedule::dualpipe: return "dualpipe";
     case Schedule::dualpipev: return "dualpipev";
+    case Schedule::custom: return "custom";
   }
   return "?";
 }
@@ -187,6 +202,17 @@ std::string schedule_problem(Schedule s, const ScheduleShape& x) {
       if (m < 2 * p) return fmt::format("dualpipev needs micro-batches >= 2*pp ({} < {})", m, 2 * p);
       chunks = 2 * p;
       break;
+    case Schedule::custom: {
+      if (!x.custom) return "custom needs parallel.custom_schedule (one list of steps per pipeline rank)";
+      if (static_cast<int>(x.custom->size()) != p)
+        return fmt::format("custom_schedule lists {} ranks but pp is {}", x.custom->size(), p);
+      for (int r = 0; r < p; ++r)
+        for (const auto& st : (*x.custom)[static_cast<std::size_t>(r)])
+          if (st.micro_batch >= m)
+            return fmt::format("custom_schedule rank {}: {}{} names micro-batch {}, but a step has {} micro-batches (0..{})", r,
+                               kind_letter(st.kind), st.micro_batch, st.micro_batch, m, m - 1);
+      break;
+    }
     default: break;
   }
   if (x.layers % chunks != 0)
@@ -267,6 +293,7 @@ std::vector<ScheduleStep> stage_schedule(Schedule s, int stage, const ScheduleSh
     case Schedule::interleaved: return interleaved(stage, p, m, x.virtual_stages);
     case Schedule::dualpipe: return DualPipeBuilder(false, stage, p, m).build();
     case Schedule::dualpipev: return DualPipeBuilder(true, stage, p, m).build();
+    case Schedule::custom: return (*x.custom)[static_cast<std::size_t>(stage)];
   }
   return {};
 }
@@ -380,8 +407,7 @@ ScheduleReplay replay_schedule(Schedule s, const ScheduleShape& x, double f, dou
           const double end = start + dur;
           auto mark = [&](StepKind k) {
             if (!done.emplace(key(k, st.micro_batch, st.chunk), end).second) {
-              out.problem = fmt::format("rank {} repeats {} of micro-batch {} on chunk {}", r, static_cast<int>(k),
-                                        st.micro_batch, st.chunk);
+              out.problem = fmt::format("rank {} repeats {}{} (chunk {})", r, kind_letter(k), st.micro_batch, st.chunk);
               return false;
             }
             return true;
@@ -398,19 +424,26 @@ ScheduleReplay replay_schedule(Schedule s, const ScheduleShape& x, double f, dou
       }
     }
   }
+  // A deadlock: name every rank that is stuck and the step it waits at.
+  std::string stuck;
   for (int r = 0; r < p; ++r)
     if (pc[static_cast<std::size_t>(r)] < steps[static_cast<std::size_t>(r)].size()) {
       const auto& st = steps[static_cast<std::size_t>(r)][pc[static_cast<std::size_t>(r)]];
-      out.problem = fmt::format("deadlock: rank {} waits at step {} (kind {}, micro-batch {}, chunk {})", r,
-                                pc[static_cast<std::size_t>(r)], static_cast<int>(st.kind), st.micro_batch, st.chunk);
-      return out;
+      stuck += fmt::format("{}rank {} at its step {} ({}{})", stuck.empty() ? "" : "; ", r, pc[static_cast<std::size_t>(r)] + 1,
+                           kind_letter(st.kind), st.micro_batch);
     }
+  if (!stuck.empty()) {
+    out.problem = fmt::format("deadlock: {} wait for inputs that are never produced before them", stuck);
+    return out;
+  }
   // Every micro-batch on every chunk of its route: forward, input gradient, weight gradient.
   for (int mb = 0; mb < m; ++mb)
     for (int c : l.route_of(mb))
       for (StepKind k : {StepKind::forward, StepKind::backward_input, StepKind::backward_weight})
         if (!finished(k, mb, c)) {
-          out.problem = fmt::format("micro-batch {} never runs step kind {} on chunk {}", mb, static_cast<int>(k), c);
+          out.problem = fmt::format("micro-batch {} never runs {} on chunk {} (rank {})", mb,
+                                    k == StepKind::forward ? "F" : k == StepKind::backward_input ? "B (or I)" : "B (or W)", c,
+                                    l.owner[static_cast<std::size_t>(c)]);
           return out;
         }
   if (done.size() != static_cast<std::size_t>(3 * m * static_cast<int>(l.route_of(0).size()))) {
@@ -424,6 +457,48 @@ ScheduleReplay replay_schedule(Schedule s, const ScheduleShape& x, double f, dou
   for (int r = 0; r < p; ++r) worst = std::max(worst, out.makespan - busy[static_cast<std::size_t>(r)]);
   out.bubble = worst;
   return out;
+}
+
+std::vector<std::vector<ScheduleStep>> parse_custom_schedule(const std::vector<std::string>& ranks) {
+  std::vector<std::vector<ScheduleStep>> out;
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    std::vector<ScheduleStep> steps;
+    std::istringstream in(ranks[r]);
+    std::string tok;
+    while (in >> tok) {
+      ScheduleStep st;
+      st.chunk = static_cast<int>(r);
+      const char k = tok[0];
+      st.kind = k == 'F'   ? StepKind::forward
+                : k == 'B' ? StepKind::backward
+                : k == 'I' ? StepKind::backward_input
+                : k == 'W' ? StepKind::backward_weight
+                           : StepKind::forward;
+      const std::string digits = tok.substr(1);
+      const bool number = !digits.empty() && digits.size() <= 6 &&
+                          std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+      if (std::string("FBIW").find(k) == std::string::npos || !number)
+        throw core::Error(core::ErrorKind::input,
+                          fmt::format("custom_schedule rank {}: '{}' is not a step; expected F<m>, B<m>, I<m> or W<m> (forward, "
+                                      "backward, input gradient, weight gradient of micro-batch m), e.g. \"F0 F1 B0 F2 B1 B2\"",
+                                      r, tok));
+      st.micro_batch = std::stoi(digits);
+      steps.push_back(st);
+    }
+    if (steps.empty())
+      throw core::Error(core::ErrorKind::input, fmt::format("custom_schedule rank {}: no steps", r));
+    out.push_back(std::move(steps));
+  }
+  return out;
+}
+
+bool splits_backward(Schedule s, const ScheduleShape& shape) {
+  if (s == Schedule::zero_bubble || s == Schedule::dualpipe || s == Schedule::dualpipev) return true;
+  if (s != Schedule::custom || !shape.custom) return false;
+  for (const auto& rank : *shape.custom)
+    for (const auto& st : rank)
+      if (st.kind == StepKind::backward_input || st.kind == StepKind::backward_weight) return true;
+  return false;
 }
 
 }  // namespace inflect::plan

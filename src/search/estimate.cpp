@@ -282,7 +282,8 @@ Estimate Estimator::estimate(const Candidate& c, bool even_if_over_memory) {
   double bubble = 0;
   switch (c.schedule) {
     case plan::Schedule::one_f_one_b:
-    case plan::Schedule::gpipe: bubble = (p - 1) * (fm + bm); break;
+    case plan::Schedule::gpipe:
+    case plan::Schedule::custom: bubble = (p - 1) * (fm + bm); break;  // (the search never proposes custom)
     case plan::Schedule::interleaved: bubble = (p - 1) * (fm + bm) / c.virtual_stages; break;
     case plan::Schedule::zero_bubble: bubble = (p - 1) * std::max(0.0, fm + bm - 2 * wm); break;
     case plan::Schedule::dualpipe:

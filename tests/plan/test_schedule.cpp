@@ -1,5 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "inflect/core/error.hpp"
 #include "inflect/plan/schedule.hpp"
 
 using namespace inflect::plan;
@@ -200,4 +205,70 @@ TEST_CASE("schedules refuse shapes they cannot run, saying why") {
   CHECK(schedule_problem(Schedule::one_f_one_b, shape(4, 8, 2)).find("only to the interleaved") != std::string::npos);
   CHECK(schedule_problem(Schedule::dualpipev, shape(4, 8, 1, 12)).find("not divisible") != std::string::npos);
   CHECK_THROWS(pipeline_layout(Schedule::dualpipe, shape(3, 8)));
+}
+
+namespace {
+
+// A generated schedule written out as parallel.custom_schedule text.
+std::vector<std::string> as_custom_text(inflect::plan::Schedule s, const inflect::plan::ScheduleShape& x) {
+  using inflect::plan::StepKind;
+  std::vector<std::string> out;
+  for (int r = 0; r < x.stages; ++r) {
+    std::string line;
+    for (const auto& st : inflect::plan::stage_schedule(s, r, x)) {
+      const char k = st.kind == StepKind::forward ? 'F' : st.kind == StepKind::backward ? 'B' : st.kind == StepKind::backward_input ? 'I' : 'W';
+      if (!line.empty()) line += ' ';
+      line += k;
+      line += std::to_string(st.micro_batch);
+    }
+    out.push_back(line);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a custom schedule is data: 1F1B and ZB-H1 written out replay exactly as the generated ones") {
+  using namespace inflect::plan;
+  ScheduleShape x;
+  x.stages = 4;
+  x.micro_batches = 8;
+  x.layers = 8;
+  for (Schedule s : {Schedule::one_f_one_b, Schedule::zero_bubble, Schedule::gpipe}) {
+    ScheduleShape c = x;
+    c.custom = std::make_shared<const std::vector<std::vector<ScheduleStep>>>(parse_custom_schedule(as_custom_text(s, x)));
+    CHECK(schedule_problem(Schedule::custom, c).empty());
+    const auto gen = replay_schedule(s, x, 1, 2, 1), cus = replay_schedule(Schedule::custom, c, 1, 2, 1);
+    REQUIRE(cus.valid);
+    CHECK(cus.makespan == doctest::Approx(gen.makespan));
+    CHECK(cus.bubble == doctest::Approx(gen.bubble));
+    CHECK(splits_backward(Schedule::custom, c) == (s == Schedule::zero_bubble));
+    for (int st = 0; st < 4; ++st) CHECK(peak_activation_layers(Schedule::custom, st, c) == peak_activation_layers(s, st, x));
+  }
+}
+
+TEST_CASE("a custom schedule that cannot run says why: bad step, micro-batch out of range, deadlock, missing step") {
+  using namespace inflect::plan;
+  CHECK_THROWS_WITH_AS(parse_custom_schedule({"F0 B0", "F0 X0"}), doctest::Contains("rank 1: 'X0' is not a step"), inflect::core::Error);
+  CHECK_THROWS_AS(parse_custom_schedule({"F0 B0", ""}), inflect::core::Error);
+  ScheduleShape x;
+  x.stages = 2;
+  x.micro_batches = 2;
+  x.layers = 2;
+  auto with = [&](std::vector<std::string> text) {
+    ScheduleShape c = x;
+    c.custom = std::make_shared<const std::vector<std::vector<ScheduleStep>>>(parse_custom_schedule(text));
+    return c;
+  };
+  CHECK(schedule_problem(Schedule::custom, x).find("needs parallel.custom_schedule") != std::string::npos);
+  CHECK(schedule_problem(Schedule::custom, with({"F0 F1 B0 B1"})).find("lists 1 ranks but pp is 2") != std::string::npos);
+  CHECK(schedule_problem(Schedule::custom, with({"F0 F1 B0 B1", "F0 B0 F2 B1"})).find("micro-batch 2") != std::string::npos);
+  // Rank 1 runs B0 before its own F0: both ranks stop.
+  const auto dead = replay_schedule(Schedule::custom, with({"F0 F1 B0 B1", "B0 F0 F1 B1"}));
+  CHECK_FALSE(dead.valid);
+  CHECK(dead.problem.find("deadlock: rank 0 at its step 3 (B0); rank 1 at its step 1 (B0)") != std::string::npos);
+  const auto twice = replay_schedule(Schedule::custom, with({"F0 F1 B0 B1", "F0 B0 F0 F1 B1"}));
+  CHECK(twice.problem.find("repeats F0") != std::string::npos);
+  const auto missing = replay_schedule(Schedule::custom, with({"F0 F1 B0", "F0 B0 F1 B1"}));
+  CHECK(missing.problem.find("micro-batch 1 never runs") != std::string::npos);
 }

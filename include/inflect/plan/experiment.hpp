@@ -36,7 +36,7 @@ struct TrainingSpec {
 };
 
 /// Pipeline schedules (plan/schedule.hpp describes each).
-enum class Schedule : unsigned char { one_f_one_b, gpipe, interleaved, zero_bubble, dualpipe, dualpipev };
+enum class Schedule : unsigned char { one_f_one_b, gpipe, interleaved, zero_bubble, dualpipe, dualpipev, custom };
 using workload::Recompute;
 
 /// Placement dimensions, innermost first (the default TP, then PP, then DP: TP peers share a node).
@@ -53,6 +53,9 @@ struct ParallelPlan {
   bool sequence_parallel = false;
   Schedule schedule = Schedule::one_f_one_b;
   int virtual_stages = 1;  // model chunks per pipeline rank for the interleaved schedule
+  /// schedule = custom: the steps of each pipeline rank in order, as the user wrote them
+  /// (`parallel.custom_schedule`; plan/schedule.hpp parses and checks them). One chunk per rank.
+  std::vector<std::string> custom_schedule;
   /// Sharded data parallelism: 0 = plain DP (all-reduce of gradients); 1 = optimizer states
   /// sharded (Megatron's distributed optimizer: reduce-scatter gradients, all-gather parameters
   /// after the step); 2 = gradients sharded too (reduce-scatter every micro-batch, DeepSpeed);

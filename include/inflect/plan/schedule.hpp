@@ -28,6 +28,7 @@
 //                main phase run a forward and a backward of two micro-batches overlapped (one's
 //                communication hidden behind the other's compute). Needs m >= 2p; DualPipe also
 //                needs p and m even.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -77,7 +78,20 @@ struct ScheduleShape {
   int micro_batches = 1;
   int virtual_stages = 1;
   int layers = 1;  // transformer layers of the model
+  /// The custom schedule's steps per rank (Schedule::custom only; see parse_custom_schedule).
+  std::shared_ptr<const std::vector<std::vector<ScheduleStep>>> custom;
 };
+
+/// A custom schedule as written in `parallel.custom_schedule`: one string per pipeline rank, of
+/// whitespace-separated steps `F<m>` (forward of micro-batch m), `B<m>` (its backward), or the
+/// zero-bubble split `I<m>` (input gradient) and `W<m>` (weight gradient, after its I), e.g.
+/// "F0 F1 B0 F2 B1 B2" — one chunk per rank (the 1F1B layout). Throws core::Error(input) naming
+/// the rank and the token on a malformed step; whether the steps form a schedule (every step once,
+/// no deadlock) is replay_schedule's check (schedule_problem runs it).
+std::vector<std::vector<ScheduleStep>> parse_custom_schedule(const std::vector<std::string>& ranks);
+/// Whether a schedule splits backward into input- and weight-gradient steps (zero-bubble,
+/// DualPipe, a custom schedule with I/W steps).
+bool splits_backward(Schedule s, const ScheduleShape& shape);
 
 /// Why the schedule cannot run this shape ("" when it can): divisibility, m >= 2p, and so on.
 std::string schedule_problem(Schedule s, const ScheduleShape& shape);
