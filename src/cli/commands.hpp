@@ -37,6 +37,7 @@ struct SearchArgs {
   std::string fidelity = "symmetric";
   std::string out_dir;     // empty = write nothing
   bool json = false;
+  int nodes = 0;           // > 0: overrides cluster.nodes
 };
 
 int cmd_run(const RunArgs& a);

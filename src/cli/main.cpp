@@ -48,6 +48,8 @@ int main(int argc, char** argv) {
   search_cmd->add_option("--fidelity", search.fidelity, "full or symmetric (default)")->check(CLI::IsMember({"full", "symmetric"}));
   search_cmd->add_option("--out", search.out_dir, "also write search.json (counts, estimates, the simulated plans' reports) here");
   search_cmd->add_flag("--json", search.json, "print search.json on stdout and nothing else");
+  search_cmd->add_option("--nodes", search.nodes, "search for this many nodes instead of the file's cluster.nodes")
+      ->check(CLI::Range(1, 1 << 20));
 
   std::string report_dir;
   auto* report_cmd = app.add_subcommand("report", "re-render report.md and report.html of a scan from its saved results");

@@ -14,7 +14,8 @@
 namespace inflect::cli {
 
 int cmd_search(const SearchArgs& a) {
-  const auto spec = search::load_search(a.file);
+  auto spec = search::load_search(a.file);
+  if (a.nodes > 0) search::set_nodes(spec, a.nodes);
   search::SearchOptions o;
   o.top = a.top_given ? a.top : spec.top;
   o.jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

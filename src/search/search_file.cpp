@@ -120,6 +120,15 @@ SearchSpec parse_search(const std::string& text, const std::string& name, const 
   return out;
 }
 
+void set_nodes(SearchSpec& spec, int nodes) {
+  if (nodes < 1) throw Error(ErrorKind::input, fmt::format("--nodes {}: expected at least 1 node", nodes));
+  spec.base.cluster.nodes = nodes;
+  const double size = space_size(resolve_space(spec.base, spec.space));
+  if (size > kMaxSpaceSize)
+    throw Error(ErrorKind::input, fmt::format("the search space has {:.3g} combinations before any check; at most {:.0e} are allowed", size,
+                                              kMaxSpaceSize));
+}
+
 SearchSpec load_search(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::io, fmt::format("cannot read search file '{}'", path), {path, 0, 0, ""});

@@ -98,6 +98,14 @@ search:
     search::apply(c, e);
     CHECK_NOTHROW(plan::check_plan(e));
   }
+  // --nodes: the same search on 16 GPUs has more room (dp 16 only with mb 1: 16 sequences).
+  {
+    auto bigger = spec;
+    search::set_nodes(bigger, 2);
+    CHECK(bigger.base.cluster.devices() == 16);
+    for (const auto& c : search::enumerate_plans(bigger.base, bigger.space)) CHECK(c.tp * c.cp * c.pp * c.dp == 16);
+    CHECK_THROWS_AS(search::set_nodes(bigger, 0), core::Error);
+  }
   // More values never lose a plan: adding pp 8 (8 divides 24, and tp1 pp8 dp1) adds exactly one pair.
   spec.space.pp = {1, 2, 4, 8};
   CHECK(search::enumerate_plans(spec.base, spec.space).size() == 32);

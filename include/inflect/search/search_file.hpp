@@ -37,5 +37,8 @@ struct SearchSpec {
 /// where relative paths resolve first. Throws core::Error(input) located at the offending key.
 SearchSpec parse_search(const std::string& text, const std::string& name, const std::string& base_dir);
 SearchSpec load_search(const std::string& path);
+/// The same search on `nodes` nodes (`inflect search --nodes`): the device count is the one thing
+/// a user varies most between searches of one model and cluster.
+void set_nodes(SearchSpec& spec, int nodes);
 
 }  // namespace inflect::search
