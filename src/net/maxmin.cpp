@@ -55,14 +55,19 @@ MaxMinSystem::VarId MaxMinSystem::add_variable(std::span<const std::pair<ConsId,
     }
     v.uses.resize(out);
   }
+  // A variable on constraints nobody else uses is a component of its own (the common case: a
+  // collective on links no other transfer crosses): its rate is known without a search, and its
+  // constraints need no re-solve unless another variable joins them before solve().
+  bool alone = true;
+  for (const Use& u : v.uses) alone = alone && cons_[u.cons].vars.empty();
   for (std::uint32_t i = 0; i < v.uses.size(); ++i) {
     Cons& c = cons_[v.uses[i].cons];
     v.slot.push_back(static_cast<std::uint32_t>(c.vars.size()));
     c.vars.push_back(id);
     c.use_index.push_back(i);
-    mark_dirty(v.uses[i].cons);
+    if (!alone) mark_dirty(v.uses[i].cons);
   }
-  if (v.uses.empty()) isolated_.push_back(id);
+  if (v.uses.empty() || alone) isolated_.push_back(id);
   ++live_;
   return id;
 }
@@ -90,11 +95,23 @@ void MaxMinSystem::remove_variable(VarId id) {
 }
 
 void MaxMinSystem::solve(std::vector<VarId>& changed) {
+  ++stamp_;  // an id can be queued twice (removed, then reused by a new variable, before a solve)
   for (VarId id : isolated_) {
-    if (vars_[id].live && vars_[id].uses.empty()) {
-      vars_[id].rate = vars_[id].bound;
-      changed.push_back(id);
+    Var& var = vars_[id];
+    if (!var.live || var.mark == stamp_) continue;
+    var.mark = stamp_;
+    // Still alone? A variable that joined one of its constraints since made them dirty: the
+    // component search below solves both.
+    bool alone = true;
+    double rate = var.bound;
+    for (const Use& u : var.uses) {
+      const Cons& c = cons_[u.cons];
+      alone = alone && c.vars.size() == 1;
+      rate = std::min(rate, c.capacity / u.weight);
     }
+    if (!alone) continue;
+    var.rate = rate;
+    changed.push_back(id);
   }
   isolated_.clear();
   for (ConsId seed : dirty_) {
