@@ -312,3 +312,35 @@ TEST_CASE("maxmin: incremental adds and removes match a fresh solve") {
   CHECK(mismatches == 0);
   CHECK(failures == 0);
 }
+
+TEST_CASE("maxmin: a variable added alone is solved directly, and re-solved with one that joins it") {
+  MaxMinSystem s;
+  const auto a = s.add_constraint(10), b = s.add_constraint(4);
+  std::vector<MaxMinSystem::VarId> changed;
+  // Alone on its constraints: the tightest one over its weight.
+  const std::pair<MaxMinSystem::ConsId, double> ab[] = {{a, 1}, {b, 2}};
+  const auto x = s.add_variable(ab);
+  s.solve(changed);
+  CHECK(changed == std::vector<MaxMinSystem::VarId>{x});
+  CHECK(s.rate(x) == doctest::Approx(2));  // b: 4 / 2
+  // One added alone and another joining its constraint before the solve: solved together.
+  s.remove_variable(x);
+  const std::pair<MaxMinSystem::ConsId, double> only_a[] = {{a, 1}};
+  const auto y = s.add_variable(only_a);
+  const auto z = s.add_variable(only_a);
+  changed.clear();
+  s.solve(changed);
+  CHECK(s.rate(y) == doctest::Approx(5));
+  CHECK(s.rate(z) == doctest::Approx(5));
+  // Removed, and its id reused by a new lone variable before the solve: reported once.
+  s.remove_variable(y);
+  s.remove_variable(z);
+  const std::pair<MaxMinSystem::ConsId, double> only_b[] = {{b, 1}};
+  const auto w = s.add_variable(only_a);
+  s.remove_variable(w);
+  const auto v = s.add_variable(only_b);
+  changed.clear();
+  s.solve(changed);
+  CHECK(std::count(changed.begin(), changed.end(), v) == 1);
+  CHECK(s.rate(v) == doctest::Approx(4));
+}
