@@ -178,12 +178,14 @@ Node load_yaml_string(const std::string& text, const std::string& name) {
   }
 }
 
-Node load_yaml_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(ErrorKind::io, fmt::format("cannot open '{}': no such file or not readable", path));
+std::string read_text_file(const std::string& path, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::io, fmt::format("cannot open {} '{}': no such file or not readable", what, path));
   std::stringstream ss;
   ss << in.rdbuf();
-  return load_yaml_string(ss.str(), path);
+  return ss.str();
 }
+
+Node load_yaml_file(const std::string& path) { return load_yaml_string(read_text_file(path), path); }
 
 }  // namespace inflect::io

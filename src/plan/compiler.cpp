@@ -24,14 +24,6 @@ using workload::ParallelDim;
 using workload::Phase;
 using workload::RankId;
 
-const char* recompute_name(Recompute r) {
-  switch (r) {
-    case Recompute::none: return "none";
-    case Recompute::selective: return "selective";
-    case Recompute::full: return "full";
-  }
-  return "?";
-}
 
 /// Kernels that run back to back on the compute stream between two communication points.
 struct Block {
@@ -871,7 +863,7 @@ CompiledPlan Compiler::run() {
                             p_.sequence_parallel ? " sp" : "", sharding,
                             p_.schedule == Schedule::interleaved ? fmt::format("interleaved(v{})", p_.virtual_stages)
                                                                  : std::string(schedule_name(p_.schedule)),
-                            recompute_name(p_.recompute),
+                            workload::recompute_name(p_.recompute),
                             e_.training.micro_batch, mbs_);
   g_.name = e_.name;
   g_.meta()["model_flops_per_step"] = out.model_flops_per_step;

@@ -308,12 +308,9 @@ ScanSpec parse_scan(const std::string& text, const std::string& name, const std:
 }
 
 ScanSpec load_scan(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::io, fmt::format("cannot read scan file '{}'", path), {path, 0, 0, ""});
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  const std::string text = io::read_text_file(path, "scan file");
   const auto dir = std::filesystem::path(path).parent_path().string();
-  return parse_scan(ss.str(), path, dir.empty() ? "." : dir);
+  return parse_scan(text, path, dir.empty() ? "." : dir);
 }
 
 std::vector<ScanPoint> expand_points(const ScanSpec& s) {

@@ -130,12 +130,9 @@ void set_nodes(SearchSpec& spec, int nodes) {
 }
 
 SearchSpec load_search(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::io, fmt::format("cannot read search file '{}'", path), {path, 0, 0, ""});
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  const std::string text = io::read_text_file(path, "search file");
   const auto dir = std::filesystem::path(path).parent_path().string();
-  return parse_search(ss.str(), path, dir.empty() ? "." : dir);
+  return parse_search(text, path, dir.empty() ? "." : dir);
 }
 
 }  // namespace inflect::search

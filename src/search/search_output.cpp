@@ -26,9 +26,6 @@ std::string set_of(const std::vector<T>& v, F f) {
 
 std::string num(int v) { return std::to_string(v); }
 
-const char* recompute_name(plan::Recompute r) {
-  return r == plan::Recompute::full ? "full" : r == plan::Recompute::selective ? "selective" : "none";
-}
 
 std::string gb(double bytes) { return fmt::format("{:.1f}", bytes / 1e9); }
 
@@ -54,7 +51,7 @@ Json plan_json(const Candidate& c) {
   j["schedule"] = plan::schedule_name(c.schedule);
   j["virtual_stages"] = c.virtual_stages;
   j["micro_batch"] = c.micro_batch;
-  j["recompute"] = recompute_name(c.recompute);
+  j["recompute"] = workload::recompute_name(c.recompute);
   return j;
 }
 
@@ -67,7 +64,7 @@ std::string describe_space(const SearchSpace& s) {
       set_of(s.tp, num), set_of(s.cp, num), set_of(s.pp, num), set_of(s.ep, num), set_of(s.zero, num),
       set_of(s.schedules, [](plan::Schedule x) { return std::string(plan::schedule_name(x)); }),
       set_of(s.virtual_stages, num), set_of(s.micro_batch, [](std::int64_t x) { return std::to_string(x); }),
-      set_of(s.recompute, [](plan::Recompute x) { return std::string(recompute_name(x)); }),
+      set_of(s.recompute, [](plan::Recompute x) { return std::string(workload::recompute_name(x)); }),
       set_of(s.sequence_parallel, [](bool x) { return std::string(x ? "true" : "false"); }));
 }
 

@@ -18,14 +18,6 @@ std::vector<int> divisors(std::int64_t n) {
   return out;
 }
 
-const char* recompute_name(plan::Recompute r) {
-  switch (r) {
-    case plan::Recompute::none: return "none";
-    case plan::Recompute::selective: return "selective";
-    case plan::Recompute::full: return "full";
-  }
-  return "?";
-}
 
 }  // namespace
 
@@ -50,7 +42,7 @@ std::string describe(const Candidate& c) {
                                                                 : std::string(plan::schedule_name(c.schedule));
   std::string ep = c.ep > 1 ? fmt::format(" ep{}", c.ep) : std::string();
   return fmt::format("tp{} cp{} pp{} dp{}{}{} zero{} {} recompute={} mb{}", c.tp, c.cp, c.pp, c.dp, ep,
-                     c.sequence_parallel ? " sp" : "", c.zero, sched, recompute_name(c.recompute), c.micro_batch);
+                     c.sequence_parallel ? " sp" : "", c.zero, sched, workload::recompute_name(c.recompute), c.micro_batch);
 }
 
 SearchSpace resolve_space(const plan::Experiment& base, SearchSpace space) {

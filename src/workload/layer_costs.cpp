@@ -403,4 +403,13 @@ double model_flops_per_token(const ModelSpec& m, std::int64_t seq_len) {
   return 6 * n + 12.0 * m.layers * d(m.hidden) * d(seq_len);
 }
 
+const char* recompute_name(Recompute r) {
+  switch (r) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "?";
+}
+
 }  // namespace inflect::workload

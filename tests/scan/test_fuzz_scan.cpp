@@ -2,30 +2,9 @@
 // accepted or rejected with core::Error(input|io), never another exception.
 #include <doctest/doctest.h>
 
-#include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
-
 #include "../../fuzz/fuzz_scan_target.hpp"
+#include "fuzz_replay.hpp"
 
 TEST_CASE("fuzz corpus: every scan seed is accepted or rejected with core::Error(input|io)") {
-  namespace fs = std::filesystem;
-  inflect::io::set_project_root(INFLECT_SOURCE_DIR);
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(fs::path(INFLECT_SOURCE_DIR) / "fuzz/corpus/scan_yaml"))
-    if (e.is_regular_file()) files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  REQUIRE(files.size() >= 5);
-  int accepted = 0;
-  for (const auto& f : files) {
-    std::ifstream in(f, std::ios::binary);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    CAPTURE(f.string());
-    bool ok = false;
-    CHECK_NOTHROW(ok = inflect::fuzz::run_one(&inflect::fuzz::scan_yaml, reinterpret_cast<const std::uint8_t*>(text.data()),
-                                             text.size()));
-    accepted += ok;
-  }
-  CHECK(accepted >= 2);  // the bundled scans
+  CHECK(inflect::fuzz::replay_corpus("scan_yaml", &inflect::fuzz::scan_yaml) >= 2);  // the bundled scans
 }

@@ -70,6 +70,8 @@ class MapReader {
   std::vector<std::string> asked_;
 };
 
+/// A whole file as text; a missing or unreadable file is ErrorKind::io naming `what` ("scan file").
+std::string read_text_file(const std::string& path, const std::string& what = "file");
 /// Loads a YAML file; a missing file is ErrorKind::io, a syntax error ErrorKind::input with line.
 Node load_yaml_file(const std::string& path);
 /// Parses YAML text; `name` stands in for the file name in messages.

@@ -83,6 +83,8 @@ std::vector<KernelSpec> head_bwd(const ModelSpec& m, const ShardShape& s);
 KernelSpec optimizer_step(double params, core::Precision precision);
 
 enum class Recompute : unsigned char { none, selective, full };
+/// "none", "selective", "full": the YAML value, for plan summaries and reports.
+const char* recompute_name(Recompute r);
 
 /// Activation bytes one layer keeps per micro-batch between its forward and backward on one rank
 /// (Korthikanti et al. 2022: s*b*h*(34 + 5*a*s/h) without TP; /t with TP+SP; with TP but no SP
