@@ -119,13 +119,16 @@ std::vector<OptionSpec> build() {
                           "With schedule: custom, the steps of each pipeline rank in order, one string per "
                           "rank (pp of them): F<m> forward and B<m> backward of micro-batch m, or I<m> "
                           "and W<m> for the input and weight gradients split as zero-bubble does, e.g. "
-                          "[\"F0 F1 B0 F2 B1 B2\", \"F0 B0 F1 B1 F2 B2\"]. One model chunk per rank; "
-                          "checked by replaying it (every step once, in dependency order, no deadlock).");
+                          "[\"F0 F1 B0 F2 B1 B2\", \"F0 B0 F1 B1 F2 B2\"]. One model chunk per rank, or with "
+                          "virtual_stages V the interleaved layout, each step suffixed .v for the rank's v-th "
+                          "chunk (F0.1); checked by replaying it (every step once, in dependency order, no "
+                          "deadlock).");
   custom.allowed = {"\"F0 F1 B0 ...\""};
   t.push_back(custom);
   t.push_back(integer("parallel.virtual_stages", "chunks", D::value, "1", 1, 64,
                       "Model chunks per pipeline rank for the interleaved schedule (Megatron's "
-                      "virtual pipeline size); layers must divide into pp * virtual_stages chunks."));
+                      "virtual pipeline size) or a custom one; layers must divide into pp * "
+                      "virtual_stages chunks."));
   t.push_back(integer("parallel.zero", "", D::value, "0", 0, 3,
                       "ZeRO stage: 0 = all-reduce of gradients; 1 = optimizer states sharded "
                       "(Megatron's distributed optimizer: reduce-scatter of gradients, all-gather of "

@@ -185,8 +185,8 @@ const char* schedule_name(Schedule s) {
 std::string schedule_problem(Schedule s, const ScheduleShape& x) {
   const int p = x.stages, m = x.micro_batches, v = x.virtual_stages;
   if (p < 1 || m < 1) return "needs at least one stage and one micro-batch";
-  if (s != Schedule::interleaved && v != 1)
-    return fmt::format("virtual_stages ({}) apply only to the interleaved schedule", v);
+  if (s != Schedule::interleaved && s != Schedule::custom && v != 1)
+    return fmt::format("virtual_stages ({}) apply only to the interleaved and custom schedules", v);
   int chunks = p;
   switch (s) {
     case Schedule::interleaved:
@@ -206,11 +206,17 @@ std::string schedule_problem(Schedule s, const ScheduleShape& x) {
       if (!x.custom) return "custom needs parallel.custom_schedule (one list of steps per pipeline rank)";
       if (static_cast<int>(x.custom->size()) != p)
         return fmt::format("custom_schedule lists {} ranks but pp is {}", x.custom->size(), p);
+      if (v < 1) return fmt::format("virtual_stages must be >= 1 (got {})", v);
       for (int r = 0; r < p; ++r)
-        for (const auto& st : (*x.custom)[static_cast<std::size_t>(r)])
+        for (const auto& st : (*x.custom)[static_cast<std::size_t>(r)]) {
           if (st.micro_batch >= m)
             return fmt::format("custom_schedule rank {}: {}{} names micro-batch {}, but a step has {} micro-batches (0..{})", r,
                                kind_letter(st.kind), st.micro_batch, st.micro_batch, m, m - 1);
+          if (st.chunk / p >= v)
+            return fmt::format("custom_schedule rank {}: {}{}.{} names local chunk {}, but virtual_stages is {} (chunks 0..{})", r,
+                               kind_letter(st.kind), st.micro_batch, st.chunk / p, st.chunk / p, v, v - 1);
+        }
+      chunks = p * v;
       break;
     }
     default: break;
@@ -270,7 +276,8 @@ PipelineLayout pipeline_layout(Schedule s, const ScheduleShape& x) {
     }
     return l;
   }
-  l.chunks = s == Schedule::interleaved ? p * x.virtual_stages : s == Schedule::dualpipev ? 2 * p : p;
+  // A custom schedule with virtual_stages V uses the interleaved layout (V = 1: one chunk per rank).
+  l.chunks = s == Schedule::interleaved || s == Schedule::custom ? p * x.virtual_stages : s == Schedule::dualpipev ? 2 * p : p;
   l.routes.resize(1);
   for (int c = 0; c < l.chunks; ++c) {
     l.routes[0].push_back(c);
@@ -474,15 +481,22 @@ std::vector<std::vector<ScheduleStep>> parse_custom_schedule(const std::vector<s
                 : k == 'I' ? StepKind::backward_input
                 : k == 'W' ? StepKind::backward_weight
                            : StepKind::forward;
-      const std::string digits = tok.substr(1);
-      const bool number = !digits.empty() && digits.size() <= 6 &&
-                          std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
-      if (std::string("FBIW").find(k) == std::string::npos || !number)
+      // <kind><micro-batch>[.<local chunk>]
+      const std::string body = tok.substr(1);
+      const auto dot = body.find('.');
+      const std::string mb = body.substr(0, dot), local = dot == std::string::npos ? "0" : body.substr(dot + 1);
+      auto number = [](const std::string& d) {
+        return !d.empty() && d.size() <= 6 && std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+      };
+      if (std::string("FBIW").find(k) == std::string::npos || !number(mb) || !number(local))
         throw core::Error(core::ErrorKind::input,
                           fmt::format("custom_schedule rank {}: '{}' is not a step; expected F<m>, B<m>, I<m> or W<m> (forward, "
-                                      "backward, input gradient, weight gradient of micro-batch m), e.g. \"F0 F1 B0 F2 B1 B2\"",
+                                      "backward, input gradient, weight gradient of micro-batch m), with .<v> for the rank's "
+                                      "v-th chunk when virtual_stages > 1, e.g. \"F0 F1 B0 F2 B1 B2\" or \"F0.0 F0.1 B0.1 B0.0\"",
                                       r, tok));
-      st.micro_batch = std::stoi(digits);
+      st.micro_batch = std::stoi(mb);
+      // The interleaved layout: the rank's v-th chunk is global chunk v * pp + rank.
+      st.chunk = std::stoi(local) * static_cast<int>(ranks.size()) + static_cast<int>(r);
       steps.push_back(st);
     }
     if (steps.empty())

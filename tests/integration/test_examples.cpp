@@ -21,6 +21,7 @@
 #include "inflect/io/experiment_loader.hpp"
 #include "inflect/io/report_json.hpp"
 #include "inflect/io/yaml_reader.hpp"
+#include "inflect/plan/schedule.hpp"
 
 namespace {
 
@@ -243,6 +244,30 @@ TEST_CASE("a custom schedule written out as 1F1B's or ZB-H1's order gives the ge
   const RunReport all_forward = run(gpipe);
   CHECK(all_forward.memory.peak_bytes > generated.memory.peak_bytes);
   CHECK(all_forward.step_time_s >= generated.step_time_s * 0.999);
+  // Interleaved with two chunks per rank, written out step by step (what stage_schedule gives).
+  std::string interleaved = "schedule: custom, virtual_stages: 2, custom_schedule: [";
+  inflect::plan::ScheduleShape x;
+  x.stages = 4;
+  x.micro_batches = 8;
+  x.virtual_stages = 2;
+  x.layers = 24;
+  for (int r = 0; r < 4; ++r) {
+    interleaved += r ? ", \"" : "\"";
+    bool first = true;
+    for (const auto& st : inflect::plan::stage_schedule(inflect::plan::Schedule::interleaved, r, x)) {
+      if (!first) interleaved += ' ';
+      first = false;
+      interleaved += st.kind == inflect::plan::StepKind::forward ? 'F' : 'B';
+      interleaved += std::to_string(st.micro_batch);
+      interleaved += '.';
+      interleaved += std::to_string(st.chunk / 4);
+    }
+    interleaved += '"';
+  }
+  interleaved += "]";
+  const RunReport virt = run("schedule: interleaved, virtual_stages: 2"), custom_virt = run(interleaved);
+  CHECK(custom_virt.step_time_s == virt.step_time_s);
+  CHECK(custom_virt.memory.peak_bytes == virt.memory.peak_bytes);
 }
 
 // ---- the bundled scans (workloads/scans/), as the demo runs them ----

@@ -220,6 +220,10 @@ std::vector<std::string> as_custom_text(inflect::plan::Schedule s, const inflect
       if (!line.empty()) line += ' ';
       line += k;
       line += std::to_string(st.micro_batch);
+      if (x.virtual_stages > 1) {
+        line += '.';
+        line += std::to_string(st.chunk / x.stages);  // the rank's local chunk
+      }
     }
     out.push_back(line);
   }
@@ -245,6 +249,23 @@ TEST_CASE("a custom schedule is data: 1F1B and ZB-H1 written out replay exactly 
     CHECK(splits_backward(Schedule::custom, c) == (s == Schedule::zero_bubble));
     for (int st = 0; st < 4; ++st) CHECK(peak_activation_layers(Schedule::custom, st, c) == peak_activation_layers(s, st, x));
   }
+  // Interleaved (V = 2) written out with .v suffixes: the same layout and the same replay.
+  ScheduleShape xi = x;
+  xi.virtual_stages = 2;
+  ScheduleShape ci = xi;
+  ci.custom = std::make_shared<const std::vector<std::vector<ScheduleStep>>>(parse_custom_schedule(as_custom_text(Schedule::interleaved, xi)));
+  REQUIRE(schedule_problem(Schedule::custom, ci).empty());
+  const auto gen = replay_schedule(Schedule::interleaved, xi), cus = replay_schedule(Schedule::custom, ci);
+  REQUIRE(cus.valid);
+  CHECK(cus.makespan == doctest::Approx(gen.makespan));
+  CHECK(pipeline_layout(Schedule::custom, ci).owner == pipeline_layout(Schedule::interleaved, xi).owner);
+  for (int st = 0; st < 4; ++st)
+    CHECK(peak_activation_layers(Schedule::custom, st, ci) == peak_activation_layers(Schedule::interleaved, st, xi));
+  // A local chunk beyond virtual_stages is named.
+  ScheduleShape bad = xi;
+  bad.custom = std::make_shared<const std::vector<std::vector<ScheduleStep>>>(
+      parse_custom_schedule({"F0.0 F0.2", "F0.0", "F0.0", "F0.0"}));
+  CHECK(schedule_problem(Schedule::custom, bad).find("local chunk 2, but virtual_stages is 2") != std::string::npos);
 }
 
 TEST_CASE("a custom schedule that cannot run says why: bad step, micro-batch out of range, deadlock, missing step") {

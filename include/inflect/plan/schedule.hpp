@@ -85,7 +85,9 @@ struct ScheduleShape {
 /// A custom schedule as written in `parallel.custom_schedule`: one string per pipeline rank, of
 /// whitespace-separated steps `F<m>` (forward of micro-batch m), `B<m>` (its backward), or the
 /// zero-bubble split `I<m>` (input gradient) and `W<m>` (weight gradient, after its I), e.g.
-/// "F0 F1 B0 F2 B1 B2" — one chunk per rank (the 1F1B layout). Throws core::Error(input) naming
+/// "F0 F1 B0 F2 B1 B2" — one chunk per rank (the 1F1B layout); with virtual_stages V > 1 the
+/// interleaved layout (the rank's chunk v is global chunk v*pp + rank), each step suffixed .v
+/// ("F0.0 F1.0 F0.1 ..."; no suffix = .0). Throws core::Error(input) naming
 /// the rank and the token on a malformed step; whether the steps form a schedule (every step once,
 /// no deadlock) is replay_schedule's check (schedule_problem runs it).
 std::vector<std::vector<ScheduleStep>> parse_custom_schedule(const std::vector<std::string>& ranks);
