@@ -356,13 +356,7 @@ void read_parallel(const Seen& seen, plan::Experiment& e, bool check_plan_keys) 
   }
   p.sequence_parallel = seen.value("parallel.sequence_parallel").as_bool();
   std::string sched = seen.value("parallel.schedule").as_choice(option("parallel.schedule").allowed);
-  p.schedule = sched == "gpipe"         ? plan::Schedule::gpipe
-               : sched == "interleaved" ? plan::Schedule::interleaved
-               : sched == "zero-bubble" ? plan::Schedule::zero_bubble
-               : sched == "dualpipe"    ? plan::Schedule::dualpipe
-               : sched == "dualpipev"   ? plan::Schedule::dualpipev
-               : sched == "custom"      ? plan::Schedule::custom
-                                        : plan::Schedule::one_f_one_b;
+  p.schedule = *plan::schedule_from_name(sched);  // as_choice allowed only the names
   p.virtual_stages = degree("parallel.virtual_stages");
   if (auto n = seen.get("parallel.custom_schedule")) {
     if (p.schedule != plan::Schedule::custom)
@@ -404,7 +398,7 @@ void read_parallel(const Seen& seen, plan::Experiment& e, bool check_plan_keys) 
   p.shard_group = static_cast<int>(read_int(seen.value("parallel.shard_group"), option("parallel.shard_group")));
 
   std::string rc = seen.value("parallel.recompute").as_choice(option("parallel.recompute").allowed);
-  p.recompute = rc == "full" ? plan::Recompute::full : rc == "selective" ? plan::Recompute::selective : plan::Recompute::none;
+  p.recompute = *workload::recompute_from_name(rc);  // as_choice allowed only the names
 
   if (!mesh) read_order(seen, p);
 

@@ -861,8 +861,7 @@ CompiledPlan Compiler::run() {
   if (p_.ep > 1) sharding = fmt::format("ep{} ", p_.ep) + sharding;
   out.summary = fmt::format("tp{} pp{} dp{} cp{}{} {} {} recompute={} mb{} m={}", p_.tp, p_.pp, dp_, p_.cp,
                             p_.sequence_parallel ? " sp" : "", sharding,
-                            p_.schedule == Schedule::interleaved ? fmt::format("interleaved(v{})", p_.virtual_stages)
-                                                                 : std::string(schedule_name(p_.schedule)),
+                            schedule_label(p_.schedule, p_.virtual_stages),
                             workload::recompute_name(p_.recompute),
                             e_.training.micro_batch, mbs_);
   g_.name = e_.name;

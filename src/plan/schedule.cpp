@@ -182,6 +182,17 @@ const char* schedule_name(Schedule s) {
   return "?";
 }
 
+std::optional<Schedule> schedule_from_name(std::string_view name) {
+  for (Schedule s : {Schedule::one_f_one_b, Schedule::gpipe, Schedule::interleaved, Schedule::zero_bubble, Schedule::dualpipe,
+                     Schedule::dualpipev, Schedule::custom})
+    if (name == schedule_name(s)) return s;
+  return std::nullopt;
+}
+
+std::string schedule_label(Schedule s, int virtual_stages) {
+  return s == Schedule::interleaved ? fmt::format("interleaved(v{})", virtual_stages) : std::string(schedule_name(s));
+}
+
 std::string schedule_problem(Schedule s, const ScheduleShape& x) {
   const int p = x.stages, m = x.micro_batches, v = x.virtual_stages;
   if (p < 1 || m < 1) return "needs at least one stage and one micro-batch";

@@ -11,6 +11,7 @@
 #include "inflect/io/experiment_loader.hpp"
 #include "inflect/io/options.hpp"
 #include "inflect/io/yaml_reader.hpp"
+#include "inflect/plan/schedule.hpp"
 
 namespace inflect::search {
 
@@ -58,18 +59,12 @@ SearchSpace read_space(const Node& n, int& top) {
     s.micro_batch = read_list<std::int64_t>(*v, "micro-batch sizes", [](const Node& x) { return x.as_int(1, 1 << 20); });
   if (auto v = r.optional("schedule"))
     s.schedules = read_list<plan::Schedule>(*v, "schedules", [](const Node& x) {
-      const std::string c = x.as_choice({"1f1b", "gpipe", "interleaved", "zero-bubble", "dualpipe", "dualpipev"});
-      return c == "gpipe"         ? plan::Schedule::gpipe
-             : c == "interleaved" ? plan::Schedule::interleaved
-             : c == "zero-bubble" ? plan::Schedule::zero_bubble
-             : c == "dualpipe"    ? plan::Schedule::dualpipe
-             : c == "dualpipev"   ? plan::Schedule::dualpipev
-                                  : plan::Schedule::one_f_one_b;
+      // Every schedule but custom (a search proposes plans; a custom order is the user's own).
+      return *plan::schedule_from_name(x.as_choice({"1f1b", "gpipe", "interleaved", "zero-bubble", "dualpipe", "dualpipev"}));
     });
   if (auto v = r.optional("recompute"))
     s.recompute = read_list<plan::Recompute>(*v, "recomputation choices", [](const Node& x) {
-      const std::string c = x.as_choice({"none", "selective", "full"});
-      return c == "full" ? plan::Recompute::full : c == "selective" ? plan::Recompute::selective : plan::Recompute::none;
+      return *workload::recompute_from_name(x.as_choice({"none", "selective", "full"}));
     });
   if (auto v = r.optional("sequence_parallel"))
     s.sequence_parallel = read_list<bool>(*v, "true/false", [](const Node& x) { return x.as_bool(); });

@@ -38,8 +38,7 @@ void apply(const Candidate& c, plan::Experiment& e) {
 }
 
 std::string describe(const Candidate& c) {
-  std::string sched = c.schedule == plan::Schedule::interleaved ? fmt::format("interleaved(v{})", c.virtual_stages)
-                                                                : std::string(plan::schedule_name(c.schedule));
+  const std::string sched = plan::schedule_label(c.schedule, c.virtual_stages);
   std::string ep = c.ep > 1 ? fmt::format(" ep{}", c.ep) : std::string();
   return fmt::format("tp{} cp{} pp{} dp{}{}{} zero{} {} recompute={} mb{}", c.tp, c.cp, c.pp, c.dp, ep,
                      c.sequence_parallel ? " sp" : "", c.zero, sched, workload::recompute_name(c.recompute), c.micro_batch);

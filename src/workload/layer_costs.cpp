@@ -412,4 +412,10 @@ const char* recompute_name(Recompute r) {
   return "?";
 }
 
+std::optional<Recompute> recompute_from_name(std::string_view name) {
+  for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full})
+    if (name == recompute_name(r)) return r;
+  return std::nullopt;
+}
+
 }  // namespace inflect::workload

@@ -29,6 +29,8 @@
 //                communication hidden behind the other's compute). Needs m >= 2p; DualPipe also
 //                needs p and m even.
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -127,5 +129,10 @@ struct ScheduleReplay {
 ScheduleReplay replay_schedule(Schedule s, const ScheduleShape& shape, double f = 1, double b = 1, double w = 1);
 
 const char* schedule_name(Schedule s);
+/// The schedule whose schedule_name() is `name` (the YAML value), or nullopt.
+std::optional<Schedule> schedule_from_name(std::string_view name);
+/// schedule_name(), with the virtual stages of the interleaved one: "interleaved(v2)". For plan
+/// summaries (the compiler's, the search's).
+std::string schedule_label(Schedule s, int virtual_stages);
 
 }  // namespace inflect::plan

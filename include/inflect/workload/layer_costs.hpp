@@ -3,7 +3,9 @@
 // how the layer is sharded. The plan compiler strings these kernels into the execution graph and
 // places communication at the block boundaries (see LayerKernels).
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "inflect/core/precision.hpp"
@@ -85,6 +87,8 @@ KernelSpec optimizer_step(double params, core::Precision precision);
 enum class Recompute : unsigned char { none, selective, full };
 /// "none", "selective", "full": the YAML value, for plan summaries and reports.
 const char* recompute_name(Recompute r);
+/// The Recompute whose recompute_name() is `name`, or nullopt.
+std::optional<Recompute> recompute_from_name(std::string_view name);
 
 /// Activation bytes one layer keeps per micro-batch between its forward and backward on one rank
 /// (Korthikanti et al. 2022: s*b*h*(34 + 5*a*s/h) without TP; /t with TP+SP; with TP but no SP
