@@ -193,8 +193,12 @@ ScanOutcome run_scan(const ScanSpec& spec, const std::string& out_dir, const Sca
       worker();
     } else {
       // The calling thread talks to the other ranks (MPI funneled); the workers simulate.
-      workers_left = todo.empty() ? 0 : jobs;
-      for (int j = 0; j < workers_left; ++j) pool.emplace_back(worker);
+      // Spawn a fixed count: `workers_left` is counted down by the workers as they finish, so it
+      // must not bound this loop (a fast worker would stop the spawning and the count would never
+      // reach zero).
+      const int spawn = todo.empty() ? 0 : jobs;
+      workers_left = spawn;
+      for (int j = 0; j < spawn; ++j) pool.emplace_back(worker);
       if (leader) {
         std::map<std::string, const ScanPoint*> by_key;
         for (const auto& p : points) by_key.emplace(p.key, &p);
