@@ -363,16 +363,13 @@ void read_parallel(const Seen& seen, plan::Experiment& e, bool check_plan_keys) 
       n->fail(fmt::format("custom_schedule is the schedule: custom's steps, but the schedule is {}", sched));
     if (!n->is_sequence() || n->raw().size() == 0)
       n->fail("expected a list of strings, one per pipeline rank, e.g. [\"F0 F1 B0 F2 B1 B2\", \"F0 B0 F1 B1 F2 B2\"]");
-    for (const auto& item : n->items()) {
-      p.custom_schedule.push_back(item.as_string());
+    const auto items = n->items();
+    for (std::size_t r = 0; r < items.size(); ++r) {
+      p.custom_schedule.push_back(items[r].as_string());
       try {
-        (void)plan::parse_custom_schedule({p.custom_schedule.back()});
+        (void)plan::parse_custom_rank(p.custom_schedule.back(), static_cast<int>(r), static_cast<int>(items.size()));
       } catch (const Error& err) {
-        // The parser counts this one string as rank 0: name the rank it is.
-        std::string msg = err.message();
-        const std::string from = "rank 0";
-        if (auto at = msg.find(from); at != std::string::npos) msg.replace(at, from.size(), fmt::format("rank {}", p.custom_schedule.size() - 1));
-        item.fail(msg);
+        items[r].fail(err.message());  // located at this rank's string
       }
     }
   } else if (p.schedule == plan::Schedule::custom) {

@@ -477,43 +477,45 @@ ScheduleReplay replay_schedule(Schedule s, const ScheduleShape& x, double f, dou
   return out;
 }
 
+std::vector<ScheduleStep> parse_custom_rank(const std::string& text, int r, int ranks) {
+  std::vector<ScheduleStep> steps;
+  std::istringstream in(text);
+  std::string tok;
+  while (in >> tok) {
+    ScheduleStep st;
+    const char k = tok[0];
+    st.kind = k == 'F'   ? StepKind::forward
+              : k == 'B' ? StepKind::backward
+              : k == 'I' ? StepKind::backward_input
+              : k == 'W' ? StepKind::backward_weight
+                         : StepKind::forward;
+    // <kind><micro-batch>[.<local chunk>]
+    const std::string body = tok.substr(1);
+    const auto dot = body.find('.');
+    const std::string mb = body.substr(0, dot), local = dot == std::string::npos ? "0" : body.substr(dot + 1);
+    auto number = [](const std::string& d) {
+      return !d.empty() && d.size() <= 6 && std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+    };
+    if (std::string("FBIW").find(k) == std::string::npos || !number(mb) || !number(local))
+      throw core::Error(core::ErrorKind::input,
+                        fmt::format("custom_schedule rank {}: '{}' is not a step; expected F<m>, B<m>, I<m> or W<m> (forward, "
+                                    "backward, input gradient, weight gradient of micro-batch m), with .<v> for the rank's "
+                                    "v-th chunk when virtual_stages > 1, e.g. \"F0 F1 B0 F2 B1 B2\" or \"F0.0 F0.1 B0.1 B0.0\"",
+                                    r, tok));
+    st.micro_batch = std::stoi(mb);
+    // The interleaved layout: the rank's v-th chunk is global chunk v * pp + rank.
+    st.chunk = std::stoi(local) * ranks + r;
+    steps.push_back(st);
+  }
+  if (steps.empty())
+    throw core::Error(core::ErrorKind::input, fmt::format("custom_schedule rank {}: no steps", r));
+  return steps;
+}
+
 std::vector<std::vector<ScheduleStep>> parse_custom_schedule(const std::vector<std::string>& ranks) {
   std::vector<std::vector<ScheduleStep>> out;
-  for (std::size_t r = 0; r < ranks.size(); ++r) {
-    std::vector<ScheduleStep> steps;
-    std::istringstream in(ranks[r]);
-    std::string tok;
-    while (in >> tok) {
-      ScheduleStep st;
-      st.chunk = static_cast<int>(r);
-      const char k = tok[0];
-      st.kind = k == 'F'   ? StepKind::forward
-                : k == 'B' ? StepKind::backward
-                : k == 'I' ? StepKind::backward_input
-                : k == 'W' ? StepKind::backward_weight
-                           : StepKind::forward;
-      // <kind><micro-batch>[.<local chunk>]
-      const std::string body = tok.substr(1);
-      const auto dot = body.find('.');
-      const std::string mb = body.substr(0, dot), local = dot == std::string::npos ? "0" : body.substr(dot + 1);
-      auto number = [](const std::string& d) {
-        return !d.empty() && d.size() <= 6 && std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
-      };
-      if (std::string("FBIW").find(k) == std::string::npos || !number(mb) || !number(local))
-        throw core::Error(core::ErrorKind::input,
-                          fmt::format("custom_schedule rank {}: '{}' is not a step; expected F<m>, B<m>, I<m> or W<m> (forward, "
-                                      "backward, input gradient, weight gradient of micro-batch m), with .<v> for the rank's "
-                                      "v-th chunk when virtual_stages > 1, e.g. \"F0 F1 B0 F2 B1 B2\" or \"F0.0 F0.1 B0.1 B0.0\"",
-                                      r, tok));
-      st.micro_batch = std::stoi(mb);
-      // The interleaved layout: the rank's v-th chunk is global chunk v * pp + rank.
-      st.chunk = std::stoi(local) * static_cast<int>(ranks.size()) + static_cast<int>(r);
-      steps.push_back(st);
-    }
-    if (steps.empty())
-      throw core::Error(core::ErrorKind::input, fmt::format("custom_schedule rank {}: no steps", r));
-    out.push_back(std::move(steps));
-  }
+  const int p = static_cast<int>(ranks.size());
+  for (int r = 0; r < p; ++r) out.push_back(parse_custom_rank(ranks[static_cast<std::size_t>(r)], r, p));
   return out;
 }
 

@@ -93,6 +93,8 @@ struct ScheduleShape {
 /// the rank and the token on a malformed step; whether the steps form a schedule (every step once,
 /// no deadlock) is replay_schedule's check (schedule_problem runs it).
 std::vector<std::vector<ScheduleStep>> parse_custom_schedule(const std::vector<std::string>& ranks);
+/// One rank's string of that list: rank `rank` of `ranks` (for messages and chunk numbering).
+std::vector<ScheduleStep> parse_custom_rank(const std::string& text, int rank, int ranks);
 /// Whether a schedule splits backward into input- and weight-gradient steps (zero-bubble,
 /// DualPipe, a custom schedule with I/W steps).
 bool splits_backward(Schedule s, const ScheduleShape& shape);
