@@ -137,6 +137,7 @@ Estimate Estimator::estimate(const Candidate& c, bool even_if_over_memory) {
   const double bpe = core::bytes_per_element(e_.training.precision);
   const double gbytes = plan::grad_bytes_per_param(e_.training.precision);
   const int p = c.pp;
+  const bool dual = c.schedule == plan::Schedule::dualpipe || c.schedule == plan::Schedule::dualpipev;
   const double mbs = static_cast<double>(e_.training.global_batch / (static_cast<std::int64_t>(c.dp) * c.micro_batch));
 
   // Per-layer communication on the critical path of each micro-batch.
@@ -216,6 +217,7 @@ Estimate Estimator::estimate(const Candidate& c, bool even_if_over_memory) {
   const int per_stage = m.layers / p;
   Part best_f, best_b, sum_f, sum_b;  // the critical stage's, and the mean over stages
   double mean_w = 0;
+  const bool v_shape = c.schedule == plan::Schedule::dualpipev, two_way = c.schedule == plan::Schedule::dualpipe;
   // One dense and one MoE layer, each worked out once.
   Part dense_f, dense_b, moe_f, moe_b;
   double dense_w = 0, moe_w = 0;
@@ -234,8 +236,6 @@ Estimate Estimator::estimate(const Candidate& c, bool even_if_over_memory) {
     b.add(moe_b, moe_layers).add(dense_b, dense_layers);
     w += moe_layers * moe_w + dense_layers * dense_w;
     // Where routes start and end: the embedding on the first chunk, the head on the last.
-    const bool v_shape = c.schedule == plan::Schedule::dualpipev;
-    const bool two_way = c.schedule == plan::Schedule::dualpipe;
     double ends_f = 0, ends_b = 0;
     if (p == 1 || (v_shape && s == 0)) {
       ends_f = t.embed_f + t.head_f;
@@ -265,7 +265,7 @@ Estimate Estimator::estimate(const Candidate& c, bool even_if_over_memory) {
   // the other's next block — but each chain still waits for its own collectives, and both share
   // one TP (and one EP) stream, so about half of the pair's communication is hidden. The warm-up
   // and cool-down steps (about 2p of the m) run alone.
-  if (c.schedule == plan::Schedule::dualpipe || c.schedule == plan::Schedule::dualpipev) {
+  if (dual) {
     const double paired = std::max(0.0, 1.0 - 2.0 * p / mbs);
     for (Part* x : {&best_f, &best_b, &sum_f, &sum_b}) {
       x->tp *= 1 - paired / 2;
@@ -293,7 +293,7 @@ Estimate Estimator::estimate(const Candidate& c, bool even_if_over_memory) {
   // start the schedule: no fill to wait for, and their extra work per micro-batch over the mean
   // stage lets the others catch up, so their own idle shrinks by it. (In 1F1B the heavy last
   // stage waits for the whole fill whatever its work.)
-  if (c.schedule == plan::Schedule::dualpipe || c.schedule == plan::Schedule::dualpipev)
+  if (dual)
     bubble = std::max(0.0, bubble - mbs * (best_f.total() + bc - fm - bm));
   // Send/recv of activations and their gradients: 1F1B and zero-bubble wait for them only on
   // the fill and drain path (in the steady state a transfer runs while the other phase computes).
@@ -303,19 +303,20 @@ Estimate Estimator::estimate(const Candidate& c, bool even_if_over_memory) {
   const double hop = p > 1 ? collective_s(CollectiveOp::send_recv, kPp, c, t.pp_bytes) : 0;
   double p2p = 2 * (p - 1) * hop;
   if (c.schedule == plan::Schedule::interleaved) p2p += 2 * mbs * (c.virtual_stages - 1) * hop;
-  if (c.schedule == plan::Schedule::dualpipe || c.schedule == plan::Schedule::dualpipev) p2p = 2 * mbs * hop;
+  if (dual) p2p = 2 * mbs * hop;
 
   // Data parallelism: each stage reduces its gradients in buckets through its last backward;
   // stage s finishes that backward about s backward-steps before stage 0 (the drain), which is
   // slack for its reduction.
-  double dp_exposed = 0, interference = 0, after_optimizer = 0, optimizer = 0;
+  double dp_exposed = 0, interference = 0, after_optimizer = 0, most_shard_params = 0;
   const bool reduce = c.dp * c.cp > 1;
   const double edp = static_cast<double>(c.dp) * c.cp / c.ep;
   for (int s = 0; s < p; ++s) {
     const auto& st = mem.stages[static_cast<std::size_t>(s)];
     const double dense = st.params - st.expert_params, experts = st.expert_params;
-    const double shard_params = c.zero >= 1 ? dense / (static_cast<double>(c.dp) * c.cp) + (c.ep > 1 ? experts / edp : experts / (static_cast<double>(c.dp) * c.cp)) : st.params;
-    optimizer = std::max(optimizer, compute_.duration(workload::optimizer_step(shard_params, e_.training.precision).cost).seconds());
+    // (With ep = 1 the expert-data-parallel group is dp*cp itself.)
+    const double shard_params = c.zero >= 1 ? dense / (static_cast<double>(c.dp) * c.cp) + experts / edp : st.params;
+    most_shard_params = std::max(most_shard_params, shard_params);
     if (!reduce || (s > 0 && s < p - 1)) continue;  // first and last stages bound the rest
     const auto op = c.zero >= 1 ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
     double exposed = 0;
@@ -338,7 +339,8 @@ Estimate Estimator::estimate(const Candidate& c, bool even_if_over_memory) {
       // DualPipe p-1 of one direction), so the reduction of the earlier chunks overlaps them,
       // and only the last chunk's share must fit in that chunk's own backward.
       const int k = c.schedule == plan::Schedule::interleaved ? c.virtual_stages
-                    : (c.schedule == plan::Schedule::dualpipe || c.schedule == plan::Schedule::dualpipev) ? 2 : 1;
+                    : dual                                          ? 2
+                                                                    : 1;
       const double early = c.schedule == plan::Schedule::interleaved ? (c.virtual_stages - 1) * p
                            : c.schedule == plan::Schedule::dualpipev ? 2.0 * (p - 1)
                            : c.schedule == plan::Schedule::dualpipe  ? p - 1.0
@@ -352,13 +354,15 @@ Estimate Estimator::estimate(const Candidate& c, bool even_if_over_memory) {
       else exposed = std::max({d + d_exp, last_chunk, total - early * chunk_b - chunk_b * (1 - 1 / n)});
       if (e_.parallel.overlap_grad_reduce) interference = std::max(interference, ci * std::min(total - exposed, bc));
     }
-    const double slack = c.schedule == plan::Schedule::dualpipe || c.schedule == plan::Schedule::dualpipev ? 0.0 : s * bc;
+    const double slack = dual ? 0.0 : s * bc;
     dp_exposed = std::max(dp_exposed, exposed - slack);
     if (c.zero == 1 || c.zero == 2)
       after_optimizer = std::max(after_optimizer, collective_s(CollectiveOp::all_gather, kDp, c, dense * bpe) +
                                                       (c.ep > 1 && edp > 1 ? collective_s(CollectiveOp::all_gather, kEdp, c, experts * bpe) : 0));
   }
 
+  // The optimizer's time grows with the parameters it updates: the largest stage's bounds the step.
+  const double optimizer = compute_.duration(workload::optimizer_step(most_shard_params, e_.training.precision).cost).seconds();
   out.compute_s = mbs * (best_f.compute + best_b.compute) + optimizer + interference;
   out.tp_s = mbs * (best_f.tp + best_b.tp);
   out.cp_s = mbs * (best_f.cp + best_b.cp);
