@@ -9,6 +9,7 @@
 
 #include "inflect/core/error.hpp"
 #include "inflect/hw/compute_model.hpp"
+#include "inflect/hw/power_model.hpp"
 #include "inflect/net/topology.hpp"
 #include "inflect/sim/engine.hpp"
 #include "inflect/workload/graph_json.hpp"
@@ -72,6 +73,65 @@ RunReport not_simulated(const plan::Experiment& e, const plan::MemoryEstimate& m
   return r;
 }
 
+// Each simulated device's cooling; every device starts at the temperature its idle power settles
+// at (the node idled before the job), or at `start` when given (a warm start).
+std::vector<sim::DeviceCooling> cooling(const plan::Experiment& e, const hw::PowerModel& pm, std::size_t slots,
+                                        const std::vector<double>* start) {
+  const auto& th = e.cluster.device.thermal;
+  sim::DeviceCooling c;
+  c.coolant_c = e.cluster.inlet();
+  c.resistance_c_per_w = e.cluster.topology.cooling.kind == net::CoolingKind::air ? th.resistance_air_c_per_w
+                                                                                  : th.resistance_liquid_c_per_w;
+  c.capacitance_j_per_c = th.capacitance_j_per_c;
+  c.start_c = hw::rc_steady(c.coolant_c, pm.idle_w(), c.resistance_c_per_w);
+  std::vector<sim::DeviceCooling> out(slots, c);
+  if (start)
+    for (std::size_t i = 0; i < slots; ++i) out[i].start_c = (*start)[i];
+  return out;
+}
+
+// Power and thermal figures of one engine run, over all devices (a simulated rank weighs as the
+// ranks it represents).
+void report_power(const plan::Experiment& e, const hw::PowerModel& pm, const workload::ExecutionGraph& graph,
+                  const sim::EngineResult& res, double tokens_per_step, RunReport& r) {
+  const double step = res.makespan.seconds();
+  double devices = 0, energy = 0, clock = 0, kernel = 0, power_lim = 0, thermal_lim = 0;
+  PowerReport& p = r.power;
+  ThermalReport& t = r.thermal;
+  for (std::size_t i = 0; i < res.power.size(); ++i) {
+    const double w = graph.represents()[i];
+    const auto& d = res.power[i];
+    devices += w;
+    energy += w * d.energy_j;
+    clock += w * d.clock_mhz_s;
+    kernel += w * d.kernel_s;
+    power_lim += w * d.power_limited_s;
+    thermal_lim += w * d.thermal_limited_s;
+    p.peak_device_w = std::max(p.peak_device_w, d.peak_w);
+    t.peak_temp_c = std::max(t.peak_temp_c, d.peak_c);
+    t.reached_shutdown = t.reached_shutdown || d.reached_shutdown;
+  }
+  if (!(devices > 0) || !(step > 0)) return;
+  const auto& topo = e.cluster.topology;
+  p.modeled = t.modeled = true;
+  p.cap_w = e.cluster.power_cap();
+  p.avg_device_w = energy / (devices * step);
+  p.avg_node_w = topo.devices_per_node * p.avg_device_w + topo.power.other.value() + topo.power.fabric_per_node.value();
+  p.cluster_avg_w = e.cluster.nodes * p.avg_node_w;
+  p.facility_avg_w = p.cluster_avg_w * topo.power.pue;
+  p.energy_per_step_j = p.cluster_avg_w * step;
+  p.facility_energy_per_step_j = p.facility_avg_w * step;
+  p.energy_per_token_j = tokens_per_step > 0 ? p.energy_per_step_j / tokens_per_step : 0;
+  p.avg_clock_mhz = kernel > 0 ? clock / kernel : 0;
+  p.max_clock_mhz = pm.clock_mhz(pm.top_level());
+  t.cooling = topo.cooling.kind == net::CoolingKind::air ? "air" : "liquid";
+  t.inlet_c = e.cluster.inlet();
+  t.power_throttled_fraction = power_lim / (devices * step);
+  t.thermal_throttled_fraction = thermal_lim / (devices * step);
+  t.throttled_fraction = t.power_throttled_fraction + t.thermal_throttled_fraction;
+  t.limiter = t.throttled_fraction == 0 ? "none" : (thermal_lim > power_lim ? "thermal" : "power");
+}
+
 }  // namespace
 
 RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGraph& graph, const plan::MemoryEstimate* memory,
@@ -88,8 +148,35 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   eo.observer = options.observer;
   eo.tuning.software_overhead = e.cluster.topology.collective_overhead;
   eo.comm_interference = e.cluster.device.comm_interference;
+  const hw::PowerModel power(e.cluster.device);
+  eo.power.model = &power;
+  eo.power.cap_w = e.cluster.power_cap();
+  eo.power.comm_interference = eo.comm_interference;
+  const std::size_t slots = graph.simulated_ranks().size();
   auto te = std::chrono::steady_clock::now();
-  sim::EngineResult res = sim::run_engine(graph, topo, compute, eo);
+  // training.steps: step 1 from the idle temperature; step 2 from the temperature step 1's
+  // average power settles at (a warm start: the state a long run reaches); later steps carry the
+  // previous step's end. The observer sees the last step only.
+  std::vector<StepRecord> steps;
+  sim::EngineResult res;
+  std::vector<double> start;
+  std::uint64_t events = 0;
+  for (int step = 1; step <= e.training.steps; ++step) {
+    eo.power.devices = cooling(e, power, slots, step == 1 ? nullptr : &start);
+    eo.observer = step == e.training.steps ? options.observer : nullptr;
+    res = sim::run_engine(graph, topo, compute, eo);
+    events += res.events;
+    start.assign(slots, 0);
+    for (std::size_t i = 0; i < slots; ++i) {
+      const auto& d = res.power[i];
+      const double avg = res.makespan > core::Time::zero() ? d.energy_j / res.makespan.seconds() : power.idle_w();
+      start[i] = step == 1 ? hw::rc_steady(eo.power.devices[i].coolant_c, avg, eo.power.devices[i].resistance_c_per_w)
+                           : d.end_c;
+    }
+    RunReport tmp;
+    report_power(e, power, graph, res, 0, tmp);
+    steps.push_back({res.makespan.seconds(), tmp.thermal.peak_temp_c, tmp.power.avg_device_w});
+  }
   const double engine_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - te).count();
 
   RunReport r;
@@ -134,6 +221,7 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
     const auto& c = res.ranks[crit];
     r.breakdown.compute_s = c.compute.seconds();
     r.breakdown.compute_interference_s = c.interference.seconds();
+    r.breakdown.compute_throttle_s = c.throttle.seconds();
     r.breakdown.exposed_comm_s.dp = c.exposed[static_cast<std::size_t>(workload::ParallelDim::dp)].seconds();
     r.breakdown.exposed_comm_s.tp = c.exposed[static_cast<std::size_t>(workload::ParallelDim::tp)].seconds();
     r.breakdown.exposed_comm_s.pp = c.exposed[static_cast<std::size_t>(workload::ParallelDim::pp)].seconds();
@@ -143,8 +231,10 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
     r.breakdown.other_s = c.other.seconds();
     r.breakdown.critical_rank_note = fmt::format("rank {}", c.rank);
   }
+  report_power(e, power, graph, res, r.tokens_per_step, r);
+  r.steps = std::move(steps);
   r.simulator.engine_s = engine_s;
-  r.simulator.events = res.events;
+  r.simulator.events = events;
   r.simulator.ops = graph.ops().size();
   r.simulator.simulated_ranks = static_cast<int>(graph.simulated_ranks().size());
   r.simulator.fidelity = static_cast<int>(graph.simulated_ranks().size()) == devices ? "full" : "symmetric";

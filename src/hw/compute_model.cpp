@@ -17,13 +17,13 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
   throw core::Error(core::ErrorKind::input, what);
 }
 
+}  // namespace
+
 double gemm_flops(const KernelCost& k) {
   if (k.flops.value() > 0) return k.flops.value();
   return 2.0 * static_cast<double>(k.m) * static_cast<double>(k.n) * static_cast<double>(k.k) *
          static_cast<double>(std::max<std::int64_t>(k.batch, 1));
 }
-
-}  // namespace
 
 double wave_quantization(std::int64_t m, std::int64_t n, std::int64_t batch, int tile, int units) {
   if (m <= 0 || n <= 0 || batch <= 0 || tile <= 0 || units <= 0) return 1.0;
@@ -93,6 +93,11 @@ double ComputeModel::gemm_efficiency(const KernelCost& k) const {
 }
 
 core::Time ComputeModel::duration(const KernelCost& k) const {
+  const KernelTiming t = timing(k);
+  return core::Time::from_seconds(t.launch_s + std::max(t.compute_s, t.memory_s));
+}
+
+KernelTiming ComputeModel::timing(const KernelCost& k) const {
   double compute_s = 0;
   switch (k.cls) {
     case KernelClass::gemm: {
@@ -113,7 +118,7 @@ core::Time ComputeModel::duration(const KernelCost& k) const {
   double memory_s = 0;
   if (k.bytes.value() > 0)
     memory_s = k.bytes.value() / (device_.hbm_bandwidth.value() * device_.memory_efficiency.at(k.bytes.value()));
-  return core::Time::from_seconds(device_.kernel_launch_overhead.value() + std::max(compute_s, memory_s));
+  return KernelTiming{device_.kernel_launch_overhead.value(), compute_s, memory_s};
 }
 
 }  // namespace inflect::hw

@@ -265,6 +265,72 @@ EfficiencyCurve parse_rate_curve(const Node& node, Kind kind, DeviceSpec& d, con
   return finish_curve(std::move(pts), node, field);
 }
 
+// `power:` and `thermal:` (docs/power.md). Every scalar here carries a source under
+// "power.<key>" / "thermal.<key>" (sourced_fields).
+const std::vector<std::string> kPowerKeys = {"idle", "calibration", "hbm_pj_per_byte", "onchip_pj_per_byte",
+                                             "communication", "min_clock_mhz", "clock_step_mhz", "voltage_floor",
+                                             "voltage_knee_mhz", "memory_clock_share", "min_power_cap"};
+const std::vector<std::string> kThermalKeys = {"resistance_air_c_per_w", "resistance_liquid_c_per_w", "capacitance_j_per_c",
+                                               "slowdown_c", "shutdown_c", "hysteresis_c"};
+
+double fraction(const Node& n, bool zero_ok) {
+  const double v = n.as_double();
+  if (!(v <= 1 && (zero_ok ? v >= 0 : v > 0))) n.fail(fmt::format("must be a fraction in {}0, 1]; got {}", zero_ok ? "[" : "(", v));
+  return v;
+}
+
+void parse_power(const Node& node, DeviceSpec& d) {
+  MapReader r(node);
+  hw::PowerSpec& p = d.power;
+  p.idle = positive(r.required("idle"), r.required("idle").as_watts());
+  {
+    Node cal = r.required("calibration");
+    MapReader cr(cal);
+    p.calibration_rate = positive(cr.required("rate"), cr.required("rate").as_flop_rate());
+    Node prec = cr.required("precision");
+    p.calibration_precision = *core::parse_precision(prec.as_choice(precision_names()));
+    p.calibration_clock_mhz = positive_double(cr.required("clock_mhz"));
+    (void)nonempty_string(cr.required("measurement"));
+    cr.finish();
+  }
+  p.hbm_pj_per_byte = positive_double(r.required("hbm_pj_per_byte"));
+  p.onchip_pj_per_byte = positive_double(r.required("onchip_pj_per_byte"));
+  p.communication = positive(r.required("communication"), r.required("communication").as_watts());
+  p.min_clock_mhz = positive_double(r.required("min_clock_mhz"));
+  p.clock_step_mhz = positive_double(r.required("clock_step_mhz"));
+  p.voltage_floor = fraction(r.required("voltage_floor"), false);
+  p.voltage_knee_mhz = positive_double(r.required("voltage_knee_mhz"));
+  p.memory_clock_share = fraction(r.required("memory_clock_share"), true);
+  p.min_power_cap = positive(r.required("min_power_cap"), r.required("min_power_cap").as_watts());
+  r.finish();
+  if (!(p.idle < d.board_power)) node.fail(fmt::format("idle {} W must be below board_power {} W", p.idle.value(), d.board_power.value()));
+  if (!(p.min_power_cap <= d.board_power))
+    node.fail(fmt::format("min_power_cap {} W must not exceed board_power {} W", p.min_power_cap.value(), d.board_power.value()));
+  if (!(p.min_clock_mhz <= d.max_clock_mhz) || !(p.calibration_clock_mhz <= d.max_clock_mhz) ||
+      !(p.calibration_clock_mhz >= p.min_clock_mhz) || !(p.voltage_knee_mhz < d.max_clock_mhz))
+    node.fail(fmt::format("clocks must satisfy min_clock_mhz <= calibration.clock_mhz <= max_clock_mhz ({}) and "
+                          "voltage_knee_mhz < max_clock_mhz",
+                          d.max_clock_mhz));
+  auto peak = d.peak_dense.find(p.calibration_precision);
+  if (peak == d.peak_dense.end() || !(p.calibration_rate < peak->second))
+    node.fail("calibration.rate must be below the device's dense peak at calibration.precision");
+}
+
+void parse_thermal(const Node& node, DeviceSpec& d) {
+  MapReader r(node);
+  hw::ThermalSpec& t = d.thermal;
+  t.resistance_air_c_per_w = positive_double(r.required("resistance_air_c_per_w"));
+  t.resistance_liquid_c_per_w = positive_double(r.required("resistance_liquid_c_per_w"));
+  t.capacitance_j_per_c = positive_double(r.required("capacitance_j_per_c"));
+  t.slowdown_c = r.required("slowdown_c").as_double();
+  t.shutdown_c = r.required("shutdown_c").as_double();
+  t.hysteresis_c = r.required("hysteresis_c").as_double();
+  r.finish();
+  if (!(t.slowdown_c < t.shutdown_c) || !(t.hysteresis_c >= 0 && t.hysteresis_c < t.slowdown_c))
+    node.fail(fmt::format("needs slowdown_c < shutdown_c and 0 <= hysteresis_c; got {}, {}, {}", t.slowdown_c, t.shutdown_c,
+                          t.hysteresis_c));
+}
+
 // The figures that must carry a source, by the key `sources` uses.
 std::vector<std::string> sourced_fields(const DeviceSpec& d) {
   std::vector<std::string> keys;
@@ -272,6 +338,8 @@ std::vector<std::string> sourced_fields(const DeviceSpec& d) {
   for (const char* k : {"vector_fp32", "hbm_capacity", "hbm_bandwidth", "board_power", "scale_up_bandwidth",
                         "compute_units", "max_clock_mhz", "kernel_launch_overhead", "comm_interference", "gemm.tile"})
     keys.emplace_back(k);
+  for (const auto& k : kPowerKeys) keys.push_back("power." + k);
+  for (const auto& k : kThermalKeys) keys.push_back("thermal." + k);
   return keys;
 }
 
@@ -289,7 +357,8 @@ hw::DeviceSpec parse_device(const Node& root) {
     MapReader keys(root);
     for (const char* k : {"name", "display_name", "vendor", "peak_dense", "vector_fp32", "hbm_capacity", "hbm_bandwidth",
                           "board_power", "scale_up_bandwidth", "compute_units", "max_clock_mhz",
-                          "kernel_launch_overhead", "comm_interference", "sources", "gemm", "attention", "memory"})
+                          "kernel_launch_overhead", "comm_interference", "sources", "gemm", "attention", "memory",
+                          "power", "thermal"})
       (void)keys.optional(k);
     keys.finish();
   }
@@ -332,6 +401,8 @@ hw::DeviceSpec parse_device(const Node& root) {
     if (!(d.comm_interference >= 0 && d.comm_interference < 1))
       ci.fail(fmt::format("comm_interference: {} must be a slowdown fraction in [0, 1)", d.comm_interference));
   }
+  parse_power(r.required("power"), d);
+  parse_thermal(r.required("thermal"), d);
   {
     Node sources = r.required("sources");
     MapReader sr(sources);

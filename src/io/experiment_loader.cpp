@@ -164,6 +164,13 @@ class Seen {
 
 std::int64_t read_int(const Node& n, const OptionSpec& o) { return n.as_int(o.min, o.max); }
 
+double read_number(const Node& n, const OptionSpec& o) {
+  const double v = n.as_double();
+  if (!(v >= static_cast<double>(o.min) && v <= static_cast<double>(o.max)))
+    n.fail(fmt::format("{} is out of range; allowed: a number in [{}, {}]", v, o.min, o.max));
+  return v;
+}
+
 /// Rethrows an error raised without a location (catalog lookups) at `n`, the key that asked.
 template <class F>
 auto located(const Node& n, F&& f) -> decltype(f()) {
@@ -221,6 +228,15 @@ void read_cluster(const Seen& seen, const std::string& base_dir, plan::Experimen
       topo_node.fail(fmt::format("topology '{}' names no device; set cluster.device", topo.name));
     e.cluster.device = located(topo_node, [&] { return find_device(topo.device); });
   }
+  if (auto cap = seen.get("cluster.power_cap_w")) {
+    const double w = read_number(*cap, option("cluster.power_cap_w"));
+    const auto& d = e.cluster.device;
+    if (w < d.power.min_power_cap.value() || w > d.board_power.value())
+      cap->fail(fmt::format("{} W is outside what {} accepts; allowed: {} W to its board power {} W", w, d.name,
+                            d.power.min_power_cap.value(), d.board_power.value()));
+    e.cluster.power_cap_w = w;
+  }
+  if (auto in = seen.get("cluster.inlet_c")) e.cluster.inlet_c = read_number(*in, option("cluster.inlet_c"));
 }
 
 void read_workload(const Seen& seen, const std::string& base_dir, plan::Experiment& e) {
@@ -259,6 +275,7 @@ void read_training(const Seen& seen, plan::Experiment& e) {
                                    : "missing required key 'training' (with at least global_batch: sequences per step)");
   }
   t.micro_batch = read_int(seen.value("training.micro_batch"), option("training.micro_batch"));
+  t.steps = static_cast<int>(read_int(seen.value("training.steps"), option("training.steps")));
   std::string p = seen.value("training.precision").as_choice(option("training.precision").allowed);
   auto prec = core::parse_precision(p);
   core::check_invariant(prec.has_value(), "the option table lists only parseable precisions");

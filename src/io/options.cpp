@@ -55,6 +55,13 @@ OptionSpec integer(std::string_view key, std::string_view unit, DefaultKind d, s
   return o;
 }
 
+OptionSpec number(std::string_view key, std::string_view unit, DefaultKind d, std::string_view default_value,
+                  std::int64_t lo, std::int64_t hi, std::string_view description) {
+  OptionSpec o = integer(key, unit, d, default_value, lo, hi, description);
+  o.type = OptionType::number;
+  return o;
+}
+
 OptionSpec choice(std::string_view key, std::vector<std::string> allowed, std::string_view default_value,
                   std::string_view description) {
   OptionSpec o = opt(key, OptionType::choice, "", DefaultKind::value, default_value, description);
@@ -77,6 +84,12 @@ std::vector<OptionSpec> build() {
                       "Number of nodes; devices = nodes * the topology's devices_per_node."));
   t.push_back(opt("cluster.device", T::string, "", D::derived, "the topology's device",
                   "Device catalog name (`inflect devices`) overriding the topology's device."));
+  t.push_back(number("cluster.power_cap_w", "W", D::derived, "the device's board_power", 1, 100000,
+                     "Power limit every device holds (nvidia-smi -pl); between the device's "
+                     "min_power_cap and its board_power. Kernels that would draw more run at a lower "
+                     "clock (docs/power.md)."));
+  t.push_back(number("cluster.inlet_c", "degC", D::derived, "the topology's cooling.inlet_c", -50, 100,
+                     "Inlet air or coolant temperature of every node (the thermal model's ambient)."));
 
   t.push_back(opt("model", T::map, "", D::none, "",
                   "The transformer: `preset: NAME` (workloads/models/), optionally with fields "
@@ -91,6 +104,11 @@ std::vector<OptionSpec> build() {
                       "Sequences per micro-batch on one data-parallel rank."));
   t.push_back(choice("training.precision", {"fp32", "tf32", "bf16", "fp16", "fp8"}, "bf16",
                      "Compute precision of the GEMMs; the device must support it."));
+  t.push_back(integer("training.steps", "steps", D::value, "1", 1, 10000,
+                      "Consecutive steps to simulate, for the thermal state: from the second on, "
+                      "each device starts at the temperature the first step's average power settles "
+                      "at (a warm start), then carries it; the report is the last step's, with every "
+                      "step's time and peak temperature in `steps`."));
 
   t.push_back(section("parallel", D::value, "The parallelism plan; every degree defaults to 1."));
   t.push_back(integer("parallel.tp", "ranks", D::value, "1", 1, kMaxDegree,
@@ -214,6 +232,8 @@ std::string describe_type(const OptionSpec& o) {
     case OptionType::path: return "path";
     case OptionType::integer:
       return fmt::format("integer {}..{}", o.min, o.max);
+    case OptionType::number:
+      return fmt::format("number in [{}, {}]", o.min, o.max);
     case OptionType::boolean: return "true | false";
     case OptionType::size: return "size";
     case OptionType::choice: return core::join(o.allowed, " | ");

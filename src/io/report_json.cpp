@@ -70,6 +70,7 @@ std::string report_to_json(const analysis::RunReport& r, bool include_volatile) 
   Json br;
   br["compute_s"] = timed(b.compute_s);
   br["compute_interference_s"] = timed(b.compute_interference_s);
+  br["compute_throttle_s"] = timed(b.compute_throttle_s);
   Json comm;
   comm["total"] = timed(b.exposed_comm_s.total());
   comm["dp"] = timed(b.exposed_comm_s.dp);
@@ -82,6 +83,44 @@ std::string report_to_json(const analysis::RunReport& r, bool include_volatile) 
   br["other_s"] = timed(b.other_s);
   br["critical_rank"] = b.critical_rank_note;
   j["breakdown"] = std::move(br);
+
+  // Power and temperature: null when not modeled (a plan that was not simulated).
+  const auto& pw = r.power;
+  auto powered = [&](double v) { return pw.modeled ? number(v) : Json(nullptr); };
+  Json power;
+  power["cap_w"] = powered(pw.cap_w);
+  power["avg_device_w"] = powered(pw.avg_device_w);
+  power["peak_device_w"] = powered(pw.peak_device_w);
+  power["avg_node_w"] = powered(pw.avg_node_w);
+  power["cluster_avg_w"] = powered(pw.cluster_avg_w);
+  power["facility_avg_w"] = powered(pw.facility_avg_w);
+  power["energy_per_step_j"] = powered(pw.energy_per_step_j);
+  power["facility_energy_per_step_j"] = powered(pw.facility_energy_per_step_j);
+  power["energy_per_token_j"] = powered(pw.energy_per_token_j);
+  power["avg_clock_mhz"] = powered(pw.avg_clock_mhz);
+  power["max_clock_mhz"] = powered(pw.max_clock_mhz);
+  j["power"] = std::move(power);
+  const auto& th = r.thermal;
+  auto thermal_v = [&](double v) { return th.modeled ? number(v) : Json(nullptr); };
+  Json thermal;
+  thermal["cooling"] = th.modeled ? Json(th.cooling) : Json(nullptr);
+  thermal["inlet_c"] = thermal_v(th.inlet_c);
+  thermal["peak_temp_c"] = thermal_v(th.peak_temp_c);
+  thermal["throttled_fraction"] = thermal_v(th.throttled_fraction);
+  thermal["power_throttled_fraction"] = thermal_v(th.power_throttled_fraction);
+  thermal["thermal_throttled_fraction"] = thermal_v(th.thermal_throttled_fraction);
+  thermal["limiter"] = th.modeled ? Json(th.limiter) : Json(nullptr);
+  thermal["reached_shutdown"] = th.modeled ? Json(th.reached_shutdown) : Json(nullptr);
+  j["thermal"] = std::move(thermal);
+  Json steps = Json::array();
+  for (const auto& st : r.steps) {
+    Json one;
+    one["step_time_s"] = number(st.step_time_s);
+    one["peak_temp_c"] = number(st.peak_temp_c);
+    one["avg_device_w"] = number(st.avg_device_w);
+    steps.push_back(std::move(one));
+  }
+  j["steps"] = std::move(steps);
 
   const auto& s = r.simulator;
   Json sim;
@@ -182,6 +221,7 @@ std::string format_summary(const analysis::RunReport& r) {
   };
   part("compute", b.compute_s);
   if (b.compute_interference_s > 0) part("  of which overlap slowdown", b.compute_interference_s);
+  if (b.compute_throttle_s > 0) part("  of which clock throttling", b.compute_throttle_s);
   part("exposed communication", b.exposed_comm_s.total());
   const std::pair<const char*, double> dims[] = {{"dp", b.exposed_comm_s.dp}, {"tp", b.exposed_comm_s.tp},
                                                  {"pp", b.exposed_comm_s.pp}, {"cp", b.exposed_comm_s.cp},
@@ -191,6 +231,27 @@ std::string format_summary(const analysis::RunReport& r) {
   part("pipeline bubble", b.bubble_s);
   part("other", b.other_s);
   if (!b.critical_rank_note.empty()) out += fmt::format("  ({})\n", b.critical_rank_note);
+
+  if (r.power.modeled) {
+    const auto& p = r.power;
+    const auto& t = r.thermal;
+    out += "\n";
+    row("power per device", fmt::format("{:.0f} W average, {:.0f} W peak (limit {:.0f} W); clock {:.0f} of {:.0f} MHz",
+                                        p.avg_device_w, p.peak_device_w, p.cap_w, p.avg_clock_mhz, p.max_clock_mhz));
+    row("cluster power", fmt::format("{} IT ({} per node), {} with PUE", si(p.cluster_avg_w, "W"), si(p.avg_node_w, "W"),
+                                     si(p.facility_avg_w, "W")));
+    row("energy", fmt::format("{} per step, {:.3g} J per token", si(p.energy_per_step_j, "J"), p.energy_per_token_j));
+    row("temperature", fmt::format("peak {:.1f} C ({} cooling, inlet {:.1f} C){}", t.peak_temp_c, t.cooling, t.inlet_c,
+                                   t.reached_shutdown ? " - PAST SHUTDOWN" : ""));
+    row("throttled", fmt::format("{:.1f} % of device-time (power {:.1f} %, thermal {:.1f} %); limiter: {}",
+                                 100 * t.throttled_fraction, 100 * t.power_throttled_fraction,
+                                 100 * t.thermal_throttled_fraction, t.limiter));
+    if (r.steps.size() > 1) {
+      std::string list;
+      for (const auto& st : r.steps) list += fmt::format("{}{:.3f}", list.empty() ? "" : ", ", st.step_time_s);
+      row("steps (s)", list);
+    }
+  }
 
   const auto& s = r.simulator;
   out += fmt::format("\nsimulated {} ops on {} ranks ({} fidelity), {} events in {:.2f} s\n", s.ops,

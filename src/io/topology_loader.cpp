@@ -132,11 +132,44 @@ net::ScaleOutFabric parse_scale_out(const Node& node, int devices, FigureKeys& f
   return s;
 }
 
+net::Cooling parse_cooling(const Node& node, FigureKeys& figures) {
+  MapReader r(node);
+  declare(r, {"kind", "inlet_c"});
+  net::Cooling c;
+  c.kind = r.required("kind").as_choice({"air", "liquid"}) == "air" ? net::CoolingKind::air : net::CoolingKind::liquid;
+  Node in = r.required("inlet_c");
+  c.inlet_c = in.as_double();
+  if (!(c.inlet_c >= -50 && c.inlet_c <= 100)) in.fail(fmt::format("{} C is out of range; allowed: -50 to 100", c.inlet_c));
+  figures.add("cooling.inlet_c");
+  return c;
+}
+
+net::NodePower parse_node_power(const Node& node, FigureKeys& figures) {
+  MapReader r(node);
+  declare(r, {"node_other", "fabric_per_node", "pue"});
+  net::NodePower p;
+  auto watts = [&](const char* key) {
+    Node n = r.required(key);
+    core::Watts w = n.as_watts();
+    if (!(w.value() >= 0)) n.fail(fmt::format("'{}' must not be negative", n.raw().Scalar()));
+    figures.add(std::string("power.") + key);
+    return w;
+  };
+  p.other = watts("node_other");
+  p.fabric_per_node = watts("fabric_per_node");
+  Node pue = r.required("pue");
+  p.pue = pue.as_double();
+  if (!(p.pue >= 1 && p.pue <= 5)) pue.fail(fmt::format("{} is out of range; allowed: a PUE in [1, 5]", p.pue));
+  figures.add("power.pue");
+  return p;
+}
+
 }  // namespace
 
 net::TopologySpec parse_topology(const Node& root) {
   MapReader r(root);
-  declare(r, {"name", "device", "devices_per_node", "collective_overhead", "intra", "scale_out", "sources"});
+  declare(r, {"name", "device", "devices_per_node", "collective_overhead", "intra", "scale_out", "cooling", "power",
+              "sources"});
   net::TopologySpec spec;
   spec.file = root.file();
   spec.name = r.required("name").as_string();
@@ -148,6 +181,8 @@ net::TopologySpec parse_topology(const Node& root) {
   figures.add("collective_overhead");
   spec.intra = parse_intra(r.required("intra"), spec.devices_per_node, figures);
   spec.scale_out = parse_scale_out(r.required("scale_out"), spec.devices_per_node, figures);
+  spec.cooling = parse_cooling(r.required("cooling"), figures);
+  spec.power = parse_node_power(r.required("power"), figures);
   Node sources = r.required("sources");
 
   // Sources: one per figure present, and nothing else, so a typo cannot leave a figure unsourced.

@@ -105,6 +105,7 @@ class Engine {
     double left = 0;  // picoseconds of work at full speed still to do
     Time since;       // when `left` was last settled
     Time end;         // its scheduled completion (others for it are stale)
+    Time base;        // its duration without interference (at its clock)
     bool slowed = false;
   };
   std::vector<Running> running_;
@@ -129,6 +130,8 @@ class Engine {
   BigVector<std::uint32_t> succ_;
   // Compute.
   std::vector<Time> kernel_time_;
+  std::vector<hw::KernelPower> kernel_power_;  // with a power model
+  DevicePowerTracker power_;
   std::vector<double> kernel_flops_;
   // Collectives.
   std::vector<Instance> inst_;
@@ -211,6 +214,13 @@ void Engine::setup(const hw::ComputeModel& compute) {
       kernel_time_.push_back(t);
     }
   }
+  if (opt_.power.model) {
+    kernel_power_.reserve(g_.kernels().size());
+    for (const auto& k : g_.kernels())
+      kernel_power_.push_back(k.parts.empty() ? opt_.power.model->profile(k.cost, compute)
+                                              : opt_.power.model->profile(k.parts, compute));
+  }
+  power_.reset(opt_.power, sim.size());
 
   // Match the k-th call of each rank on a group into instances (NCCL's communicator order).
   const auto& groups = g_.groups();
@@ -320,12 +330,21 @@ void Engine::try_start(std::uint32_t id) {
   stream_busy_[key] = 1;
   const std::uint32_t slot = key / nstreams_;
   if (st.compute) {
-    const Time dur = kernel_time_[st.payload];
+    Time dur = kernel_time_[st.payload];
     ranks_[slot].flops += kernel_flops_[st.payload];
     st.posted = now_;
     if (opt_.observer) start_[id] = now_;
     if (st.on_compute_stream) {
       attribute_gap(slot, idle_since_[slot], now_, st.binding);
+      if (power_.enabled()) {
+        // The clock the power limit and temperature allow; 1 at the calibrated clock (exact).
+        const double scale = power_.kernel_start(slot, now_, kernel_power_[st.payload]);
+        if (scale != 1.0) {
+          const Time base = dur;
+          dur = Time::ps(static_cast<Time::rep>(static_cast<double>(dur.count_ps()) * scale + 0.5));
+          ranks_[slot].throttle += dur - base;
+        }
+      }
       if (opt_.comm_interference > 0) {
         // Progress at 1/(1 + interference) while a collective of this rank moves data; the
         // completion moves when that changes (interference_changed), and compute time is
@@ -333,6 +352,7 @@ void Engine::try_start(std::uint32_t id) {
         Running& run = running_[slot];
         run.op = id;
         run.left = static_cast<double>(dur.count_ps());
+        run.base = dur;
         run.since = now_;
         run.slowed = comm_active_[slot] > 0;
         schedule_running(slot);
@@ -374,7 +394,7 @@ void Engine::compute_done(std::uint32_t id) {
   if (opt_.comm_interference > 0 && st_[id].on_compute_stream) {
     if (run.op != id || run.end != now_) return;  // a completion superseded by a reschedule
     run.op = kNone;
-    const Time base = kernel_time_[st_[id].payload];
+    const Time base = run.base;
     const Time took = now_ - st_[id].posted;
     ranks_[slot].compute += took;
     if (took > base) ranks_[slot].interference += took - base;
@@ -389,7 +409,10 @@ void Engine::start_collective(std::uint32_t inst) {
     const std::uint32_t e = inst + 1 < inst_.size() ? inst_[inst + 1].member_begin : static_cast<std::uint32_t>(inst_members_.size());
     for (std::uint32_t i = in.member_begin; i < e; ++i) {
       const std::uint32_t slot = st_[inst_members_[i]].key / nstreams_;
-      if (comm_active_[slot]++ == 0 && opt_.comm_interference > 0) comm_state_changed(slot);
+      if (comm_active_[slot]++ == 0) {
+        if (opt_.comm_interference > 0) comm_state_changed(slot);
+        if (power_.enabled()) power_.communication(slot, now_, true);
+      }
     }
   }
   const auto& phases = phases_for(in.payload);
@@ -429,7 +452,10 @@ void Engine::complete_collective(std::uint32_t inst) {
   const std::uint32_t e = inst + 1 < inst_.size() ? inst_[inst + 1].member_begin : static_cast<std::uint32_t>(inst_members_.size());
   for (std::uint32_t i = in.member_begin; i < e; ++i) {
     const std::uint32_t slot = st_[inst_members_[i]].key / nstreams_;
-    if (--comm_active_[slot] == 0 && opt_.comm_interference > 0) comm_state_changed(slot);
+    if (--comm_active_[slot] == 0) {
+      if (opt_.comm_interference > 0) comm_state_changed(slot);
+      if (power_.enabled()) power_.communication(slot, now_, false);
+    }
   }
   for (std::uint32_t i = in.member_begin; i < e; ++i) {
     if (opt_.observer) start_[inst_members_[i]] = in.start;
@@ -442,7 +468,10 @@ void Engine::finish_op(std::uint32_t id) {
   const std::uint32_t slot = key / nstreams_;
   ++done_ops_;
   if (opt_.observer) opt_.observer->on_op(g_, OpSpan{orig_[id], st_[id].posted, start_[id], now_});
-  if (st_[id].on_compute_stream && st_[id].compute) idle_since_[slot] = now_;
+  if (st_[id].on_compute_stream && st_[id].compute) {
+    idle_since_[slot] = now_;
+    if (power_.enabled()) power_.kernel_end(slot, now_);
+  }
   if (now_ >= last_end_[slot]) {
     last_end_[slot] = now_;
     last_op_[slot] = id;
@@ -566,6 +595,10 @@ EngineResult Engine::run() {
       attribute_gap(static_cast<std::uint32_t>(s), idle_since_[s], r.finish, last);
     }
     res.makespan = std::max(res.makespan, r.finish);
+  }
+  if (power_.enabled()) {
+    power_.finish(res.makespan);
+    res.power = power_.devices();
   }
   res.ranks = std::move(ranks_);
   res.events = events;

@@ -53,7 +53,13 @@ std::string valid_doc(const std::string& nic_key = "nic_bandwidth") {
          "  scale_out.nodes_per_leaf: i\n"
          "  scale_out.efficiency: j\n"
          "  collective_overhead: k\n"
-         "collective_overhead: 6.6us\n";
+         "  cooling.inlet_c: l\n"
+         "  power.node_other: m\n"
+         "  power.fabric_per_node: n\n"
+         "  power.pue: o\n"
+         "collective_overhead: 6.6us\n"
+         "cooling: {kind: liquid, inlet_c: 30}\n"
+         "power: {node_other: 2800W, fabric_per_node: 400W, pue: 1.2}\n";
 }
 
 Error parse_error(const std::string& text) {
@@ -78,6 +84,25 @@ TEST_CASE("a valid topology document parses into the spec with units") {
   CHECK(spec.scale_out.rail_optimized);           // default
   CHECK(spec.sources.at("scale_out.nic_bandwidth") == "f");
   CHECK(spec.file == "t.yaml");
+  // Cooling and the node's power besides its devices.
+  CHECK(spec.cooling.kind == inflect::net::CoolingKind::liquid);
+  CHECK(spec.cooling.inlet_c == 30);
+  CHECK(spec.power.other.value() == 2800);
+  CHECK(spec.power.fabric_per_node.value() == 400);
+  CHECK(spec.power.pue == doctest::Approx(1.2));
+}
+
+TEST_CASE("topology cooling and node power: bad values are input errors at their key") {
+  std::string doc = valid_doc();
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string d = doc;
+    d.replace(d.find(from), from.size(), to);
+    return parse_error(d).message();
+  };
+  CHECK(with("kind: liquid", "kind: water").find("water") != std::string::npos);
+  CHECK(with("pue: 1.2", "pue: 0.9").find("PUE in [1, 5]") != std::string::npos);
+  CHECK(with("node_other: 2800W", "node_other: 5 bananas").find("bananas") != std::string::npos);
+  CHECK(with("  power.pue: o\n", "").find("no source for 'power.pue'") != std::string::npos);
 }
 
 TEST_CASE("a misspelt key is an input error with did-you-mean and its line") {

@@ -30,6 +30,26 @@ inline hw::DeviceSpec toy_device() {
   d.attention_efficiency.points = {{1.0, 1.0}};
   d.memory_efficiency.points = {{1.0, 1.0}};
   d.gemm_tile = 1;
+  // Power: round figures; at the default limit (board power) no kernel changes its duration.
+  d.power.idle = core::Watts(100);
+  d.power.calibration_rate = core::tflop_per_s(99);
+  d.power.calibration_precision = core::Precision::bf16;
+  d.power.calibration_clock_mhz = 1000;
+  d.power.hbm_pj_per_byte = 32;
+  d.power.onchip_pj_per_byte = 40;
+  d.power.communication = core::Watts(50);
+  d.power.min_clock_mhz = 100;
+  d.power.clock_step_mhz = 50;
+  d.power.voltage_floor = 0.5;
+  d.power.voltage_knee_mhz = 500;
+  d.power.memory_clock_share = 0.1;
+  d.power.min_power_cap = core::Watts(100);
+  d.thermal.resistance_air_c_per_w = 0.05;
+  d.thermal.resistance_liquid_c_per_w = 0.03;
+  d.thermal.capacitance_j_per_c = 100;
+  d.thermal.slowdown_c = 90;
+  d.thermal.shutdown_c = 100;
+  d.thermal.hysteresis_c = 3;
   return d;
 }
 

@@ -17,6 +17,8 @@ struct PerDim {
 struct Breakdown {
   double compute_s = 0;        // busy time of the compute stream (kernels incl. recompute)
   double compute_interference_s = 0;  // of compute_s: slowdown from communication overlapping it
+  double compute_throttle_s = 0;      // of compute_s: kernels run below their board-power clock
+                                      // (a lower power cap or a hot device)
   PerDim exposed_comm_s;       // compute stream idle while waiting on communication, by dimension
   double bubble_s = 0;         // compute stream idle waiting for other pipeline stages
   double other_s = 0;          // any remaining idle time (e.g. waiting for peers at a collective)
@@ -48,6 +50,41 @@ struct SimulatorStats {
   std::string fidelity;  // "full" | "symmetric"
 };
 
+/// Power over the (last simulated) step; docs/power.md defines each figure.
+struct PowerReport {
+  bool modeled = false;
+  double cap_w = 0;                  // the limit each device held
+  double avg_device_w = 0;           // mean over devices and the step
+  double peak_device_w = 0;          // highest instantaneous draw of any device
+  double avg_node_w = 0;             // devices + the node's other parts + its fabric share
+  double cluster_avg_w = 0;          // all nodes (IT power)
+  double facility_avg_w = 0;         // cluster_avg_w * PUE
+  double energy_per_step_j = 0;      // cluster_avg_w * step time (IT energy)
+  double facility_energy_per_step_j = 0;
+  double energy_per_token_j = 0;     // energy_per_step_j / tokens per step
+  double avg_clock_mhz = 0;          // compute-stream kernels' clock, weighted by their time
+  double max_clock_mhz = 0;          // the device's maximum
+};
+
+struct ThermalReport {
+  bool modeled = false;
+  std::string cooling;                    // "air" | "liquid"
+  double inlet_c = 0;
+  double peak_temp_c = 0;                 // hottest device
+  double throttled_fraction = 0;          // device-time spent in kernels below the max clock
+  double power_throttled_fraction = 0;    // ... held there by the power limit
+  double thermal_throttled_fraction = 0;  // ... held there by temperature
+  std::string limiter;                    // "none" | "power" | "thermal": the larger share
+  bool reached_shutdown = false;          // a device passed its shutdown temperature
+};
+
+/// One simulated step of a multi-step run (training.steps).
+struct StepRecord {
+  double step_time_s = 0;
+  double peak_temp_c = 0;
+  double avg_device_w = 0;
+};
+
 struct RunReport {
   std::string name;
   std::string model;
@@ -73,6 +110,9 @@ struct RunReport {
 
   MemoryReport memory;
   Breakdown breakdown;
+  PowerReport power;
+  ThermalReport thermal;
+  std::vector<StepRecord> steps;  // every simulated step, first to last
   SimulatorStats simulator;
 };
 

@@ -44,6 +44,16 @@ EfficiencyCurve::Point rate_point(double size, double achieved, const MeasuringD
 /// through it exactly.
 EfficiencyCurve anchored_curve(const EfficiencyCurve& shape, EfficiencyCurve::Point anchor);
 
+/// A kernel's FLOPs: k.flops, or for a GEMM given only by shape 2*m*n*k*batch.
+double gemm_flops(const KernelCost& k);
+
+/// The parts of a kernel's duration (seconds): it takes launch + max(compute, memory).
+struct KernelTiming {
+  double launch_s = 0;
+  double compute_s = 0;  // FLOPs against the (efficiency-scaled) peak
+  double memory_s = 0;   // bytes against the (efficiency-scaled) HBM bandwidth
+};
+
 class ComputeModel {
  public:
   explicit ComputeModel(const DeviceSpec& device);
@@ -51,6 +61,8 @@ class ComputeModel {
   /// memory time), rounded once to picoseconds. GEMM FLOPs are k.flops, or 2*m*n*k*batch when
   /// k.flops is zero. Throws core::Error(input) when the device lacks k.precision.
   core::Time duration(const KernelCost& k) const;
+  /// What duration() is made of, before rounding (the power model needs which part is bound).
+  KernelTiming timing(const KernelCost& k) const;
   /// The efficiency (achieved / dense peak) a GEMM of this shape reaches, for reports and tests:
   /// gemm_curve(precision).at(flops / wq) * wq, wq = wave_quantization(m, n, batch).
   double gemm_efficiency(const KernelCost& k) const;

@@ -26,6 +26,47 @@ struct EfficiencyCurve {
   bool work_monotone() const;
 };
 
+/// What the device draws, by what it does, and how its clock follows (hw/power_model.hpp; every
+/// figure's source is in DeviceSpec::sources under "power.<key>"; docs/power.md).
+struct PowerSpec {
+  /// Board power with nothing running (clocks idle, memory allocated).
+  core::Watts idle;
+  /// The calibration point that pins the energy per FLOP: a GEMM rate measured at the default
+  /// power limit (board power), at a precision, and the clock that GEMM held there. Dense GEMMs
+  /// on these devices are power-limited, so that GEMM drew the board power.
+  core::FlopRate calibration_rate;
+  core::Precision calibration_precision = core::Precision::bf16;
+  double calibration_clock_mhz = 0;
+  /// Energy per byte of HBM traffic: DRAM and PHY (does not follow the core clock), and on-chip
+  /// (L2, NoC, SMs; at the max clock's voltage, scales with V^2).
+  double hbm_pj_per_byte = 0;
+  double onchip_pj_per_byte = 0;
+  /// Added while one of the device's collectives moves data (link SerDes, NCCL/RCCL kernels).
+  core::Watts communication;
+  /// The clock grid the power limiter chooses from: max_clock_mhz down in steps to the minimum.
+  double min_clock_mhz = 0;
+  double clock_step_mhz = 0;
+  /// Supply voltage against clock, as a fraction of the voltage at max clock: `voltage_floor` up
+  /// to `voltage_knee_mhz`, then linear to 1 at max clock.
+  double voltage_floor = 0;
+  double voltage_knee_mhz = 0;
+  /// Share of a memory-bound kernel's time that still scales with the core clock (issue, address
+  /// generation); the rest waits on HBM, whose clock the limiter does not lower.
+  double memory_clock_share = 0;
+  /// The lowest power limit the device accepts (nvidia-smi / amd-smi range).
+  core::Watts min_power_cap;
+};
+
+/// A lumped RC model of the device: C dT/dt = P - (T - T_coolant) / R.
+struct ThermalSpec {
+  double resistance_air_c_per_w = 0;     // die to inlet air, air-cooled node
+  double resistance_liquid_c_per_w = 0;  // die to coolant, liquid-cooled node
+  double capacitance_j_per_c = 0;
+  double slowdown_c = 0;    // clock throttles above this
+  double shutdown_c = 0;    // the device would shut down: reported, never simulated past
+  double hysteresis_c = 0;  // throttling ends this far below slowdown
+};
+
 struct DeviceSpec {
   std::string name;          // catalog key, e.g. "h100-sxm"
   std::string display_name;  // e.g. "NVIDIA H100 SXM5 80GB"
@@ -60,6 +101,8 @@ struct DeviceSpec {
   /// GEMM tile edge (elements) used for wave-quantization: a GEMM launches ceil(M/t)*ceil(N/t)
   /// tiles over `compute_units` units.
   int gemm_tile = 128;
+  PowerSpec power;
+  ThermalSpec thermal;
   std::map<std::string, std::string> sources;
   std::string file;  // where it was loaded from ("<embedded>/h100-sxm.yaml" or a path)
 

@@ -18,6 +18,7 @@ enum class OptionType : unsigned char {
   string,
   path,     // a file path, resolved against the experiment's directory, then the project root
   integer,  // checked against [min, max]
+  number,   // a real number, checked against [min, max]
   boolean,
   size,     // bytes: a number or "80MB", "1GiB"
   choice,   // one of `allowed`
@@ -41,8 +42,8 @@ struct OptionSpec {
   std::string_view default_value;  // YAML text of the default, or how it is derived
   std::string_view description;
   std::vector<std::string> allowed;  // choice / list: the values accepted
-  std::int64_t min = std::numeric_limits<std::int64_t>::min();  // integer only
-  std::int64_t max = std::numeric_limits<std::int64_t>::max();  // integer only
+  std::int64_t min = std::numeric_limits<std::int64_t>::min();  // integer and number only
+  std::int64_t max = std::numeric_limits<std::int64_t>::max();  // integer and number only
 
   /// "parallel" for "parallel.tp"; "" for top-level keys.
   std::string_view parent() const;

@@ -42,6 +42,20 @@ struct ScaleOutFabric {
   double efficiency = 1.0;         // achieved fraction of line rate (protocol overhead)
 };
 
+/// How the nodes are cooled: the thermal model's ambient and which device resistance applies.
+enum class CoolingKind : unsigned char { air, liquid };
+struct Cooling {
+  CoolingKind kind = CoolingKind::air;
+  double inlet_c = 25;  // inlet air or coolant temperature
+};
+
+/// What a node draws besides its devices, and the facility overhead on top.
+struct NodePower {
+  core::Watts other;            // CPUs, memory, NICs, intra-node switches, fans, at training load
+  core::Watts fabric_per_node;  // the node's share of the scale-out switches
+  double pue = 1;               // facility power / IT power
+};
+
 struct TopologySpec {
   std::string name;
   std::string device;  // device catalog key of every device
@@ -51,6 +65,8 @@ struct TopologySpec {
   core::Seconds collective_overhead;
   IntraNodeFabric intra;
   ScaleOutFabric scale_out;
+  Cooling cooling;
+  NodePower power;
   std::map<std::string, std::string> sources;
   std::string file;
 };

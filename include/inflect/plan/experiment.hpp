@@ -20,6 +20,12 @@ struct ClusterSpec {
   net::TopologySpec topology;
   hw::DeviceSpec device;
   int nodes = 1;
+  /// cluster.power_cap_w; unset = the device's board power.
+  std::optional<double> power_cap_w;
+  /// cluster.inlet_c; unset = the topology's cooling.inlet_c.
+  std::optional<double> inlet_c;
+  double power_cap() const { return power_cap_w ? *power_cap_w : device.board_power.value(); }
+  double inlet() const { return inlet_c ? *inlet_c : topology.cooling.inlet_c; }
   int devices() const { return nodes * topology.devices_per_node; }
 };
 
@@ -33,6 +39,8 @@ struct TrainingSpec {
   std::int64_t global_batch = 0;  // sequences per step
   std::int64_t micro_batch = 1;   // sequences per micro-batch per data-parallel rank
   core::Precision precision = core::Precision::bf16;
+  /// Consecutive steps simulated for the thermal state (training.steps).
+  int steps = 1;
 };
 
 /// Pipeline schedules (plan/schedule.hpp describes each).

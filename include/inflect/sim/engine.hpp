@@ -16,6 +16,7 @@
 #include "inflect/hw/compute_model.hpp"
 #include "inflect/net/collective.hpp"
 #include "inflect/net/topology.hpp"
+#include "inflect/sim/device_power.hpp"
 #include "inflect/sim/observer.hpp"
 #include "inflect/workload/exec_graph.hpp"
 
@@ -30,6 +31,8 @@ struct EngineOptions {
   /// (the collective's kernels hold SMs and HBM bandwidth): duration x (1 + this). Device data
   /// (hw::DeviceSpec::comm_interference); 0 = none.
   double comm_interference = 0;
+  /// Power, clocks and temperature (sim/device_power.hpp); without a model clocks stay fixed.
+  PowerOptions power;
 };
 
 /// Where one rank's time went. compute + exposed + bubble + other = finish.
@@ -42,6 +45,8 @@ struct RankTimes {
   core::Time other;
   /// Part of `compute` that is the interference slowdown of overlapped communication.
   core::Time interference;
+  /// Part of `compute` that is kernels running below their board-power clock.
+  core::Time throttle;
   double flops = 0;  // kernel FLOPs executed (incl. recompute)
 };
 
@@ -50,6 +55,8 @@ struct EngineResult {
   std::vector<RankTimes> ranks;  // one per simulated rank, in graph order
   std::uint64_t events = 0;
   std::uint64_t transfers = 0;
+  /// One per simulated rank when options.power has a model, else empty.
+  std::vector<DevicePower> power;
 };
 
 /// Runs the graph once. `compute` gives kernel durations for the (identical) devices.

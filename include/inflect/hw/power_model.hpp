@@ -1,0 +1,89 @@
+#pragma once
+// What a kernel draws and how fast it runs at each clock the power limiter may choose, and the
+// lumped thermal model of a device. docs/power.md derives every rule; the figures are device data
+// (DeviceSpec::power, DeviceSpec::thermal).
+//
+// The anchor is the compute model itself: its durations are what the device does at its default
+// power limit (board power) and nominal temperature, because the measurements behind them were
+// taken so. The power model only predicts departures from that point:
+//
+//   energy   E(f) = core_j * v(f)^2 + hbm_j            v = V(f)/V(f_max), core energy ~ C V^2
+//   time     t(f) = t_cal * ((1 - s) + s * f_cal / f)   s = the share of t_cal bound to the clock
+//   power    P(f) = idle + E(f) / t(f)                  rises with f: E grows, t shrinks
+//
+// f_cal, the clock a kernel runs at under board power, is the highest clock of the grid at which
+// idle + E(f) / t_cal <= board power. Under a lower limit B the kernel runs at the highest clock
+// f <= f_cal with P(f) <= B (the lowest clock when none fits). So at the default limit every
+// kernel keeps its calibrated duration, and the calibration GEMM (a big GEMM, power-limited)
+// draws exactly the board power at its measured clock.
+//
+// Worked example (tests/hw/test_power_model.cpp): idle 100 W, board 500 W, a kernel of 1 ms
+// fully clock-bound with core_j = 0.5 J at max clock 2000 MHz, floor voltage 0.5 below a knee at
+// 1000 MHz. At 2000 MHz P = 100 + 0.5/1e-3 = 600 W > 500; at 1800 MHz v = 0.9, t = 1 ms (f_cal
+// = 1800 if it fits): P = 100 + 0.5*0.81/1e-3 = 505 W, still over; at 1750 MHz v = 0.875,
+// P = 100 + 0.5*0.765625/1e-3 = 482.8 W: f_cal = 1750 on a 50 MHz grid.
+#include <cstdint>
+#include <vector>
+
+#include "inflect/hw/compute_model.hpp"
+#include "inflect/hw/device.hpp"
+
+namespace inflect::hw {
+
+/// One kernel's power profile, computed once per kernel.
+struct KernelPower {
+  double t_cal_s = 0;      // its duration under board power (ComputeModel::duration)
+  double clock_share = 0;  // s: share of t_cal that scales with 1 / clock
+  double core_j = 0;       // dynamic core energy at the max clock's voltage
+  double hbm_j = 0;        // HBM energy, independent of the core clock
+  int cal_level = 0;       // grid level it runs at under board power
+};
+
+/// Why a kernel runs below the device's maximum clock.
+enum class ClockLimit : unsigned char { none, power, thermal };
+
+class PowerModel {
+ public:
+  /// Throws core::Error(input) when the device's power data is missing or inconsistent.
+  explicit PowerModel(const DeviceSpec& device);
+
+  /// Profile of one kernel, or of a fused block of kernels run back to back at one clock (the
+  /// limiter averages over milliseconds; a block's kernels share its clock).
+  KernelPower profile(const KernelCost& k, const ComputeModel& compute) const;
+  KernelPower profile(const std::vector<KernelCost>& parts, const ComputeModel& compute) const;
+
+  /// Clock grid: level 0 is the minimum clock, levels() - 1 the maximum.
+  int levels() const { return static_cast<int>(clocks_.size()); }
+  int top_level() const { return levels() - 1; }
+  double clock_mhz(int level) const { return clocks_[static_cast<std::size_t>(level)]; }
+  /// V(f) / V(f_max).
+  double voltage_ratio(double mhz) const;
+  /// t(f) / t_cal at a level.
+  double time_scale(const KernelPower& k, int level) const;
+  /// Device power while the kernel runs at a level (idle included, communication not).
+  double power_w(const KernelPower& k, int level) const;
+  /// The highest level <= k.cal_level whose power fits `budget_w`; 0 when none does.
+  int level_under(const KernelPower& k, double budget_w) const;
+  /// Sets k.cal_level from its other fields (profile() calls it; tests build profiles by hand).
+  KernelPower calibrate(KernelPower k) const;
+
+  double idle_w() const { return idle_w_; }
+  double board_w() const { return board_w_; }
+  double communication_w() const { return comm_w_; }
+  const DeviceSpec& device() const { return device_; }
+
+ private:
+  DeviceSpec device_;
+  std::vector<double> clocks_;   // ascending
+  std::vector<double> vsq_;      // voltage_ratio(clock)^2 per level
+  double idle_w_ = 0, board_w_ = 0, comm_w_ = 0;
+  double flop_j_bf16_ = 0;       // joules per dense bf16 tensor FLOP at the max clock's voltage
+};
+
+/// Temperature after `dt_s` at constant power: the exact solution of C dT/dt = P - (T - T_c)/R,
+///   T(dt) = T_inf + (T0 - T_inf) exp(-dt / (R C)),  T_inf = T_c + P R.
+double rc_step(double t0_c, double coolant_c, double power_w, double r_c_per_w, double c_j_per_c, double dt_s);
+/// The temperature a constant power settles at: T_c + P R.
+inline double rc_steady(double coolant_c, double power_w, double r_c_per_w) { return coolant_c + power_w * r_c_per_w; }
+
+}  // namespace inflect::hw

@@ -1,0 +1,95 @@
+#pragma once
+// Power, clock and temperature of each simulated device over simulated time (docs/power.md).
+//
+// The engine tells the tracker when a compute-stream kernel starts and ends and when the device's
+// collectives start or stop moving data; the tracker keeps the device's instantaneous power
+// (idle + the running kernel's power at its clock + communication), integrates energy exactly,
+// and integrates temperature with the RC model over windows of at most `thermal_step` (average
+// power over the window; exact when the power is constant over it). At a kernel's start it picks
+// the kernel's clock: the highest one whose power fits the power limit and, while the device is
+// hot (from reaching the slowdown temperature until it cools `hysteresis_c` below it), the power
+// the cooling removes at the slowdown temperature, (T_slowdown - T_coolant) / R. The clock holds
+// for the whole kernel (kernels last microseconds to milliseconds; the RC constant is seconds).
+#include <cstdint>
+#include <vector>
+
+#include "inflect/core/time.hpp"
+#include "inflect/hw/power_model.hpp"
+
+namespace inflect::sim {
+
+/// One simulated device's cooling and starting temperature.
+struct DeviceCooling {
+  double coolant_c = 25;          // inlet air or coolant temperature
+  double resistance_c_per_w = 0;  // die to coolant
+  double capacitance_j_per_c = 0;
+  double start_c = 25;            // temperature at time zero
+};
+
+struct PowerOptions {
+  const hw::PowerModel* model = nullptr;  // null: no power model (clocks fixed, nothing reported)
+  double cap_w = 0;                       // the power limit every device holds
+  std::vector<DeviceCooling> devices;     // one per simulated rank, in graph order
+  core::Time thermal_step = core::Time::from_seconds(0.01);
+  /// The engine's comm_interference: a kernel overlapped by communication is stretched by
+  /// (1 + this) with the same energy, so it draws its dynamic power / (1 + this) meanwhile.
+  double comm_interference = 0;
+};
+
+/// One device over a run.
+struct DevicePower {
+  double energy_j = 0;
+  double peak_w = 0;
+  double peak_c = 0;
+  double end_c = 0;
+  double kernel_s = 0;           // time running compute-stream kernels
+  double clock_mhz_s = 0;        // their clock, integrated over that time
+  double power_limited_s = 0;    // kernel time below the max clock because of the power limit
+  double thermal_limited_s = 0;  // ... because the device was hot
+  bool reached_shutdown = false;
+};
+
+class DevicePowerTracker {
+ public:
+  DevicePowerTracker() = default;
+  /// `slots` devices; options.devices must have that many entries when a model is given.
+  void reset(const PowerOptions& options, std::size_t slots);
+  bool enabled() const { return model_ != nullptr; }
+
+  /// A kernel starts on `slot` at `now`: returns its duration's scale (1 at the calibrated clock).
+  double kernel_start(std::uint32_t slot, core::Time now, const hw::KernelPower& k);
+  void kernel_end(std::uint32_t slot, core::Time now);
+  /// The device's collectives started (active) or stopped moving data.
+  void communication(std::uint32_t slot, core::Time now, bool active);
+  /// Closes the run at `end` (every device idles from its last change to the end).
+  void finish(core::Time end);
+
+  const std::vector<DevicePower>& devices() const { return out_; }
+  /// Instantaneous figures of a device, for trace counters.
+  double power_w(std::uint32_t slot) const;
+  double clock_mhz(std::uint32_t slot) const;
+  double temperature_c(std::uint32_t slot) const { return state_[slot].temp_c; }
+
+ private:
+  struct State {
+    core::Time last;          // when the power last changed (energy settled to here)
+    core::Time window_start;  // thermal window
+    double window_j = 0;      // energy in the thermal window
+    double kernel_w = 0;      // running kernel's dynamic power (above idle); 0 when none
+    double temp_c = 0;
+    int level = -1;           // running kernel's clock level; -1 when none
+    hw::ClockLimit limit = hw::ClockLimit::none;
+    bool comm = false;
+    bool hot = false;
+  };
+  void settle(std::uint32_t slot, core::Time now);
+  void update_temperature(std::uint32_t slot, core::Time now);
+  double current_w(const State& s) const;
+
+  const hw::PowerModel* model_ = nullptr;
+  PowerOptions opt_;
+  std::vector<State> state_;
+  std::vector<DevicePower> out_;
+};
+
+}  // namespace inflect::sim

@@ -1,0 +1,134 @@
+#include "inflect/hw/power_model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "inflect/core/error.hpp"
+
+namespace inflect::hw {
+namespace {
+
+[[noreturn]] void bad(const DeviceSpec& d, const std::string& what) {
+  throw core::Error(core::ErrorKind::input, fmt::format("device '{}' power data: {}", d.name, what));
+}
+
+}  // namespace
+
+PowerModel::PowerModel(const DeviceSpec& d) : device_(d) {
+  const PowerSpec& p = d.power;
+  idle_w_ = p.idle.value();
+  board_w_ = d.board_power.value();
+  comm_w_ = p.communication.value();
+  if (!(idle_w_ > 0 && idle_w_ < board_w_)) bad(d, fmt::format("idle {} W must be in (0, board power {} W)", idle_w_, board_w_));
+  if (!(p.clock_step_mhz > 0) || !(p.min_clock_mhz > 0) || !(p.min_clock_mhz <= d.max_clock_mhz))
+    bad(d, fmt::format("clock grid {} MHz to {} MHz in steps of {} MHz is not a grid", p.min_clock_mhz, d.max_clock_mhz,
+                       p.clock_step_mhz));
+  if (!(p.voltage_floor > 0 && p.voltage_floor <= 1) || !(p.voltage_knee_mhz >= 0 && p.voltage_knee_mhz < d.max_clock_mhz))
+    bad(d, "voltage_floor must be in (0, 1] and voltage_knee_mhz below max_clock_mhz");
+  if (!(p.memory_clock_share >= 0 && p.memory_clock_share <= 1)) bad(d, "memory_clock_share must be in [0, 1]");
+  // The grid counts down from the max clock, so the max clock is always a level.
+  for (double f = d.max_clock_mhz; f >= p.min_clock_mhz - 1e-9; f -= p.clock_step_mhz) clocks_.push_back(f);
+  std::reverse(clocks_.begin(), clocks_.end());
+  for (double f : clocks_) vsq_.push_back(voltage_ratio(f) * voltage_ratio(f));
+  // The calibration GEMM drew the board power at its clock: its FLOPs carry board - idle.
+  auto peak = d.peak_dense.find(p.calibration_precision);
+  if (peak == d.peak_dense.end()) bad(d, "the calibration precision is not one the device supports");
+  if (!(p.calibration_rate.value() > 0 && p.calibration_rate < peak->second))
+    bad(d, "the calibration rate must be positive and below the dense peak");
+  if (!(p.calibration_clock_mhz >= p.min_clock_mhz && p.calibration_clock_mhz <= d.max_clock_mhz))
+    bad(d, "the calibration clock must lie on the clock range");
+  const double v = voltage_ratio(p.calibration_clock_mhz);
+  const double j_at_cal = (board_w_ - idle_w_) / p.calibration_rate.value();
+  // A FLOP at another precision costs what full-rate tensor work costs per FLOP there: the same
+  // datapath power at a different rate (fp8 does twice the FLOPs of bf16 per cycle).
+  const double j_cal_vmax = j_at_cal / (v * v);
+  auto bf16 = d.peak_dense.find(core::Precision::bf16);
+  flop_j_bf16_ = j_cal_vmax * peak->second.value() / (bf16 == d.peak_dense.end() ? peak->second.value() : bf16->second.value());
+}
+
+double PowerModel::voltage_ratio(double mhz) const {
+  const PowerSpec& p = device_.power;
+  if (mhz <= p.voltage_knee_mhz) return p.voltage_floor;
+  const double x = (mhz - p.voltage_knee_mhz) / (device_.max_clock_mhz - p.voltage_knee_mhz);
+  return p.voltage_floor + (1 - p.voltage_floor) * std::min(1.0, x);
+}
+
+KernelPower PowerModel::profile(const KernelCost& k, const ComputeModel& compute) const {
+  return profile(std::vector<KernelCost>{k}, compute);
+}
+
+KernelPower PowerModel::profile(const std::vector<KernelCost>& parts, const ComputeModel& compute) const {
+  KernelPower out;
+  double bound = 0;
+  const auto bf16 = device_.peak_dense.find(core::Precision::bf16);
+  for (const KernelCost& k : parts) {
+    const KernelTiming t = compute.timing(k);
+    const double total = compute.duration(k).seconds();
+    out.t_cal_s += total;
+    // Compute-bound: the compute part follows the clock; memory-bound: a small share of it.
+    bound += t.compute_s >= t.memory_s ? t.compute_s : device_.power.memory_clock_share * t.memory_s;
+    double flop_j = 0;
+    if (k.cls == KernelClass::memory) {
+      // Vector-unit FLOPs at full rate draw what full-rate tensor work does (the same rule).
+      flop_j = flop_j_bf16_ * (bf16 == device_.peak_dense.end() ? 1.0 : bf16->second.value() / device_.vector_fp32.value());
+    } else {
+      const double peak = device_.peak(k.precision).value();
+      flop_j = flop_j_bf16_ * (bf16 == device_.peak_dense.end() ? 1.0 : bf16->second.value() / peak);
+    }
+    const double flops = k.cls == KernelClass::gemm ? gemm_flops(k) : k.flops.value();
+    out.core_j += flops * flop_j + k.bytes.value() * device_.power.onchip_pj_per_byte * 1e-12;
+    out.hbm_j += k.bytes.value() * device_.power.hbm_pj_per_byte * 1e-12;
+  }
+  out.clock_share = out.t_cal_s > 0 ? std::min(1.0, bound / out.t_cal_s) : 0;
+  return calibrate(out);
+}
+
+KernelPower PowerModel::calibrate(KernelPower k) const {
+  // f_cal: the highest level whose power at the calibrated duration fits the board power.
+  k.cal_level = 0;
+  if (k.t_cal_s <= 0) {
+    k.cal_level = top_level();
+    return k;
+  }
+  for (int l = top_level(); l >= 0; --l) {
+    const double p = idle_w_ + (k.core_j * vsq_[static_cast<std::size_t>(l)] + k.hbm_j) / k.t_cal_s;
+    if (p <= board_w_ * (1 + 1e-12)) {
+      k.cal_level = l;
+      break;
+    }
+  }
+  return k;
+}
+
+double PowerModel::time_scale(const KernelPower& k, int level) const {
+  if (level >= k.cal_level) return 1.0;
+  return (1 - k.clock_share) + k.clock_share * clock_mhz(k.cal_level) / clock_mhz(level);
+}
+
+double PowerModel::power_w(const KernelPower& k, int level) const {
+  if (k.t_cal_s <= 0) return idle_w_;
+  const double t = k.t_cal_s * time_scale(k, level);
+  return idle_w_ + (k.core_j * vsq_[static_cast<std::size_t>(level)] + k.hbm_j) / t;
+}
+
+int PowerModel::level_under(const KernelPower& k, double budget_w) const {
+  // power_w rises with the level (more energy per op, less time), so bisect for the last fit.
+  if (power_w(k, k.cal_level) <= budget_w) return k.cal_level;
+  int lo = 0, hi = k.cal_level;  // invariant: hi does not fit; answer in [0, hi)
+  if (power_w(k, 0) > budget_w) return 0;
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    if (power_w(k, mid) <= budget_w) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+double rc_step(double t0_c, double coolant_c, double power_w, double r_c_per_w, double c_j_per_c, double dt_s) {
+  const double t_inf = coolant_c + power_w * r_c_per_w;
+  return t_inf + (t0_c - t_inf) * std::exp(-dt_s / (r_c_per_w * c_j_per_c));
+}
+
+}  // namespace inflect::hw
