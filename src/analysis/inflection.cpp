@@ -49,8 +49,9 @@ std::string why_between(const ScalingPoint& a, const ScalingPoint& b, const std:
 
 std::vector<std::pair<std::string, double>> breakdown_components(const Breakdown& b) {
   return {
-      {"compute", b.compute_s - b.compute_interference_s},
+      {"compute", b.compute_s - b.compute_interference_s - b.compute_throttle_s},
       {"compute slowed by overlapping communication", b.compute_interference_s},
+      {"compute slowed by clock throttling (power limit or heat)", b.compute_throttle_s},
       {"exposed DP communication", b.exposed_comm_s.dp},
       {"exposed TP communication", b.exposed_comm_s.tp},
       {"exposed PP communication", b.exposed_comm_s.pp},

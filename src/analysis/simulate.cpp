@@ -73,10 +73,12 @@ RunReport not_simulated(const plan::Experiment& e, const plan::MemoryEstimate& m
   return r;
 }
 
-// Each simulated device's cooling; every device starts at the temperature its idle power settles
-// at (the node idled before the job), or at `start` when given (a warm start).
+// Each simulated device's cooling. Step 1 starts every device at the temperature its idle power
+// settles at (the node idled before the job); a later step at the temperature the previous step's
+// average power settles at, throttling if the device ended that step throttling (a warm start:
+// the state a long run of such steps reaches, since one step is far shorter than the RC constant).
 std::vector<sim::DeviceCooling> cooling(const plan::Experiment& e, const hw::PowerModel& pm, std::size_t slots,
-                                        const std::vector<double>* start) {
+                                        const sim::EngineResult* previous) {
   const auto& th = e.cluster.device.thermal;
   sim::DeviceCooling c;
   c.coolant_c = e.cluster.inlet();
@@ -85,8 +87,12 @@ std::vector<sim::DeviceCooling> cooling(const plan::Experiment& e, const hw::Pow
   c.capacitance_j_per_c = th.capacitance_j_per_c;
   c.start_c = hw::rc_steady(c.coolant_c, pm.idle_w(), c.resistance_c_per_w);
   std::vector<sim::DeviceCooling> out(slots, c);
-  if (start)
-    for (std::size_t i = 0; i < slots; ++i) out[i].start_c = (*start)[i];
+  if (previous && previous->makespan > core::Time::zero())
+    for (std::size_t i = 0; i < slots; ++i) {
+      const auto& d = previous->power[i];
+      out[i].start_c = hw::rc_steady(c.coolant_c, d.energy_j / previous->makespan.seconds(), c.resistance_c_per_w);
+      out[i].start_hot = d.end_hot;
+    }
   return out;
 }
 
@@ -154,25 +160,15 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   eo.power.comm_interference = eo.comm_interference;
   const std::size_t slots = graph.simulated_ranks().size();
   auto te = std::chrono::steady_clock::now();
-  // training.steps: step 1 from the idle temperature; step 2 from the temperature step 1's
-  // average power settles at (a warm start: the state a long run reaches); later steps carry the
-  // previous step's end. The observer sees the last step only.
+  // training.steps: see cooling() for where each step starts. The observer sees the last step only.
   std::vector<StepRecord> steps;
   sim::EngineResult res;
-  std::vector<double> start;
   std::uint64_t events = 0;
   for (int step = 1; step <= e.training.steps; ++step) {
-    eo.power.devices = cooling(e, power, slots, step == 1 ? nullptr : &start);
+    eo.power.devices = cooling(e, power, slots, step == 1 ? nullptr : &res);
     eo.observer = step == e.training.steps ? options.observer : nullptr;
     res = sim::run_engine(graph, topo, compute, eo);
     events += res.events;
-    start.assign(slots, 0);
-    for (std::size_t i = 0; i < slots; ++i) {
-      const auto& d = res.power[i];
-      const double avg = res.makespan > core::Time::zero() ? d.energy_j / res.makespan.seconds() : power.idle_w();
-      start[i] = step == 1 ? hw::rc_steady(eo.power.devices[i].coolant_c, avg, eo.power.devices[i].resistance_c_per_w)
-                           : d.end_c;
-    }
     RunReport tmp;
     report_power(e, power, graph, res, 0, tmp);
     steps.push_back({res.makespan.seconds(), tmp.thermal.peak_temp_c, tmp.power.avg_device_w});

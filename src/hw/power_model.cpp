@@ -40,7 +40,15 @@ PowerModel::PowerModel(const DeviceSpec& d) : device_(d) {
   if (!(p.calibration_clock_mhz >= p.min_clock_mhz && p.calibration_clock_mhz <= d.max_clock_mhz))
     bad(d, "the calibration clock must lie on the clock range");
   const double v = voltage_ratio(p.calibration_clock_mhz);
-  const double j_at_cal = (board_w_ - idle_w_) / p.calibration_rate.value();
+  // Its bytes: A (m x k) and B (k x n) read once, C (m x n) written once, at the precision's size.
+  const double m = static_cast<double>(p.calibration_m), n = static_cast<double>(p.calibration_n),
+               kk = static_cast<double>(p.calibration_k);
+  const double seconds = 2 * m * n * kk / p.calibration_rate.value();
+  const double bytes = (m * kk + kk * n + m * n) * core::bytes_per_element(p.calibration_precision);
+  const double byte_w = bytes * (p.hbm_pj_per_byte + p.onchip_pj_per_byte * v * v) * 1e-12 / seconds;
+  if (!(seconds > 0) || !(board_w_ - idle_w_ - byte_w > 0))
+    bad(d, fmt::format("the calibration GEMM's traffic alone ({:.0f} W) leaves nothing of board - idle for its FLOPs", byte_w));
+  const double j_at_cal = (board_w_ - idle_w_ - byte_w) / p.calibration_rate.value();
   // A FLOP at another precision costs what full-rate tensor work costs per FLOP there: the same
   // datapath power at a different rate (fp8 does twice the FLOPs of bf16 per cycle).
   const double j_cal_vmax = j_at_cal / (v * v);

@@ -290,6 +290,10 @@ void parse_power(const Node& node, DeviceSpec& d) {
     Node prec = cr.required("precision");
     p.calibration_precision = *core::parse_precision(prec.as_choice(precision_names()));
     p.calibration_clock_mhz = positive_double(cr.required("clock_mhz"));
+    const auto dims = parse_shape(cr.required("shape"));
+    p.calibration_m = dims[0];
+    p.calibration_n = dims[1];
+    p.calibration_k = dims[2];
     (void)nonempty_string(cr.required("measurement"));
     cr.finish();
   }

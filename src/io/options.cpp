@@ -105,10 +105,11 @@ std::vector<OptionSpec> build() {
   t.push_back(choice("training.precision", {"fp32", "tf32", "bf16", "fp16", "fp8"}, "bf16",
                      "Compute precision of the GEMMs; the device must support it."));
   t.push_back(integer("training.steps", "steps", D::value, "1", 1, 10000,
-                      "Consecutive steps to simulate, for the thermal state: from the second on, "
-                      "each device starts at the temperature the first step's average power settles "
-                      "at (a warm start), then carries it; the report is the last step's, with every "
-                      "step's time and peak temperature in `steps`."));
+                      "Consecutive steps to simulate, for the thermal state (a warm start): step 1 "
+                      "starts every device at its idle temperature; each later step at the "
+                      "temperature the previous step's average power settles at, still throttling if "
+                      "it ended that step throttling. The report is the last step's; `steps` lists "
+                      "every step's time, peak temperature and power."));
 
   t.push_back(section("parallel", D::value, "The parallelism plan; every degree defaults to 1."));
   t.push_back(integer("parallel.tp", "ranks", D::value, "1", 1, kMaxDegree,

@@ -82,6 +82,12 @@ ScanRow row_from_report(const analysis::RunReport& r) {
     row.model_tflops_per_gpu = r.model_tflops_per_gpu;
     row.mfu = r.mfu;
     row.breakdown = r.breakdown;
+    row.avg_device_w = r.power.avg_device_w;
+    row.peak_device_w = r.power.peak_device_w;
+    row.energy_per_token_j = r.power.energy_per_token_j;
+    row.peak_temp_c = r.thermal.peak_temp_c;
+    row.throttled_fraction = r.thermal.throttled_fraction;
+    row.limiter = r.thermal.limiter;
   }
   row.peak_memory_bytes = r.memory.peak_bytes;
   row.capacity_bytes = r.memory.capacity_bytes;
@@ -115,6 +121,7 @@ std::string row_to_jsonl(const ScanRow& r) {
   Json br;
   br["compute_s"] = timed(b.compute_s);
   br["compute_interference_s"] = timed(b.compute_interference_s);
+  br["compute_throttle_s"] = timed(b.compute_throttle_s);
   br["exposed_dp_s"] = timed(b.exposed_comm_s.dp);
   br["exposed_tp_s"] = timed(b.exposed_comm_s.tp);
   br["exposed_pp_s"] = timed(b.exposed_comm_s.pp);
@@ -123,6 +130,12 @@ std::string row_to_jsonl(const ScanRow& r) {
   br["bubble_s"] = timed(b.bubble_s);
   br["other_s"] = timed(b.other_s);
   j["breakdown"] = std::move(br);
+  j["avg_device_w"] = timed(r.avg_device_w);
+  j["peak_device_w"] = timed(r.peak_device_w);
+  j["energy_per_token_j"] = timed(r.energy_per_token_j);
+  j["peak_temp_c"] = timed(r.peak_temp_c);
+  j["throttled_fraction"] = timed(r.throttled_fraction);
+  j["limiter"] = ok ? Json(r.limiter) : Json(nullptr);
   const bool loaded = r.status != RowStatus::invalid;
   j["peak_memory_bytes"] = loaded ? number(r.peak_memory_bytes) : Json(nullptr);
   j["capacity_bytes"] = loaded ? number(r.capacity_bytes) : Json(nullptr);
@@ -165,6 +178,7 @@ std::optional<ScanRow> row_from_jsonl(const std::string& line) {
       const auto& b = j["breakdown"];
       r.breakdown.compute_s = get_number(b, "compute_s");
       r.breakdown.compute_interference_s = get_number(b, "compute_interference_s");
+      r.breakdown.compute_throttle_s = get_number(b, "compute_throttle_s");
       r.breakdown.exposed_comm_s.dp = get_number(b, "exposed_dp_s");
       r.breakdown.exposed_comm_s.tp = get_number(b, "exposed_tp_s");
       r.breakdown.exposed_comm_s.pp = get_number(b, "exposed_pp_s");
@@ -173,6 +187,12 @@ std::optional<ScanRow> row_from_jsonl(const std::string& line) {
       r.breakdown.bubble_s = get_number(b, "bubble_s");
       r.breakdown.other_s = get_number(b, "other_s");
     }
+    r.avg_device_w = get_number(j, "avg_device_w");
+    r.peak_device_w = get_number(j, "peak_device_w");
+    r.energy_per_token_j = get_number(j, "energy_per_token_j");
+    r.peak_temp_c = get_number(j, "peak_temp_c");
+    r.throttled_fraction = get_number(j, "throttled_fraction");
+    r.limiter = j.contains("limiter") && j["limiter"].is_string() ? j["limiter"].get<std::string>() : "";
     r.peak_memory_bytes = get_number(j, "peak_memory_bytes");
     r.capacity_bytes = get_number(j, "capacity_bytes");
     r.fits = j.contains("fits") && j["fits"].is_boolean() ? j["fits"].get<bool>() : true;
@@ -191,7 +211,8 @@ std::string csv_header(const std::vector<std::string>& axis_paths) {
   }
   h += ",status,devices,nodes,device,plan,step_time_s,tokens_per_s,tokens_per_s_per_device,model_tflops_per_gpu,mfu,"
        "peak_memory_gib,fits,compute_s,compute_interference_s,exposed_dp_s,exposed_tp_s,exposed_pp_s,exposed_cp_s,"
-       "exposed_ep_s,bubble_s,other_s,reason";
+       "exposed_ep_s,bubble_s,other_s,compute_throttle_s,avg_device_w,peak_device_w,energy_per_token_j,peak_temp_c,"
+       "throttled_fraction,limiter,reason";
   return h;
 }
 
@@ -213,6 +234,8 @@ std::string row_to_csv(const ScanRow& r) {
   s += fmt::format(",{},{},{},{},{},{},{},{},{}", t(b.compute_s), t(b.compute_interference_s), t(b.exposed_comm_s.dp),
                    t(b.exposed_comm_s.tp), t(b.exposed_comm_s.pp), t(b.exposed_comm_s.cp), t(b.exposed_comm_s.ep),
                    t(b.bubble_s), t(b.other_s));
+  s += fmt::format(",{},{},{},{},{},{},{}", t(b.compute_throttle_s), t(r.avg_device_w), t(r.peak_device_w),
+                   t(r.energy_per_token_j), t(r.peak_temp_c), t(r.throttled_fraction), ok ? csv_field(r.limiter) : "");
   s += ',';
   s += csv_field(r.reason);
   return s;

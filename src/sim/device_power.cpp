@@ -17,7 +17,7 @@ void DevicePowerTracker::reset(const PowerOptions& options, std::size_t slots) {
   const auto& th = model_->device().thermal;
   for (std::size_t i = 0; i < slots; ++i) {
     state_[i].temp_c = options.devices[i].start_c;
-    state_[i].hot = state_[i].temp_c >= th.slowdown_c;
+    state_[i].hot = options.devices[i].start_hot || state_[i].temp_c >= th.slowdown_c;
     out_[i].peak_c = state_[i].temp_c;
     out_[i].peak_w = model_->idle_w();
   }
@@ -75,13 +75,21 @@ void DevicePowerTracker::update_temperature(std::uint32_t slot, core::Time now) 
 double DevicePowerTracker::kernel_start(std::uint32_t slot, core::Time now, const hw::KernelPower& k) {
   settle(slot, now);
   State& s = state_[slot];
-  int level = opt_.cap_w >= model_->board_w() ? k.cal_level : model_->level_under(k, opt_.cap_w);
+  // Below board power the limit is on the whole device: with communication running, what the
+  // kernel itself may draw is what is left (its dynamic part is spread over (1 + interference)).
+  // At board power the calibrated clock stands (the calibration already ran under that limit).
+  auto kernel_budget = [&](double device_w) {
+    if (!s.comm) return device_w;
+    const double idle = model_->idle_w();
+    return idle + (device_w - idle - model_->communication_w()) * (1 + opt_.comm_interference);
+  };
+  int level = opt_.cap_w >= model_->board_w() ? k.cal_level : model_->level_under(k, kernel_budget(opt_.cap_w));
   s.limit = level < model_->top_level() ? hw::ClockLimit::power : hw::ClockLimit::none;
   if (s.hot) {
     // While hot, the device may draw what its cooling removes at the slowdown temperature.
     const DeviceCooling& c = opt_.devices[slot];
     const double budget = (model_->device().thermal.slowdown_c - c.coolant_c) / c.resistance_c_per_w;
-    const int hot_level = model_->level_under(k, budget);
+    const int hot_level = model_->level_under(k, kernel_budget(budget));
     if (hot_level < level) {
       level = hot_level;
       s.limit = hw::ClockLimit::thermal;
@@ -113,6 +121,7 @@ void DevicePowerTracker::finish(core::Time end) {
     settle(i, end);
     update_temperature(i, end);
     out_[i].end_c = state_[i].temp_c;
+    out_[i].end_hot = state_[i].hot;
   }
 }
 

@@ -54,6 +54,9 @@ struct Config {
   int shard_group = 0;
   int cp = 1;
   bool shared_overlap = false;
+  double power_cap_w = 0;  // 0: the device's board power
+  double inlet_c = -100;   // below -50: the topology's
+  int steps = 1;
 
   std::string label() const {
     return fmt::format("{} x{} {} tp{} pp{} dp{}{} zero{} recompute={} {} v{} ep{} sg{} cp{}{} mb{} m={}", topology, nodes, model, tp, pp, dp,
@@ -65,11 +68,13 @@ Experiment load(const Config& c) {
   inflect::io::set_project_root(INFLECT_SOURCE_DIR);
   const std::string yaml = fmt::format(
       "name: prop\n"
-      "cluster: {{topology: topologies/{}.yaml, nodes: {}}}\n"
+      "cluster: {{topology: topologies/{}.yaml, nodes: {}{}{}}}\n"
       "model: {}\n"
-      "training: {{seq_len: {}, global_batch: {}, micro_batch: {}, precision: bf16}}\n"
+      "training: {{seq_len: {}, global_batch: {}, micro_batch: {}, precision: bf16, steps: {}}}\n"
       "parallel: {{tp: {}, pp: {}, dp: {}, sequence_parallel: {}, zero: {}, recompute: {}, schedule: {}, virtual_stages: {}, ep: {}, shard_group: {}, cp: {}, moe_shared_expert_overlap: {}}}\n",
-      c.topology, c.nodes, c.model, c.seq_len, c.dp * c.micro_batch * c.micro_batches, c.micro_batch, c.tp, c.pp, c.dp,
+      c.topology, c.nodes, c.power_cap_w > 0 ? fmt::format(", power_cap_w: {}", c.power_cap_w) : "",
+      c.inlet_c > -50 ? fmt::format(", inlet_c: {}", c.inlet_c) : "", c.model, c.seq_len,
+      c.dp * c.micro_batch * c.micro_batches, c.micro_batch, c.steps, c.tp, c.pp, c.dp,
       c.sp ? "true" : "false", c.zero, c.recompute, c.schedule, c.virtual_stages, c.ep, c.shard_group, c.cp, c.shared_overlap ? "true" : "false");
   return inflect::io::parse_experiment(inflect::io::load_yaml_string(yaml, "prop.yaml"), INFLECT_SOURCE_DIR);
 }
@@ -461,4 +466,74 @@ TEST_CASE("a plan whose memory does not fit is reported, not simulated (unless a
   CHECK(forced.simulated);
   CHECK(forced.step_time_s > 0);
   CHECK_FALSE(forced.memory.fits);
+}
+
+TEST_CASE("a lower power cap never shortens a step") {
+  // Three plans on H100 and MI300X nodes; caps from the board power down to near the minimum.
+  std::vector<Config> configs = {small_configs()[0], small_configs()[6], small_configs()[9]};
+  for (Config c : configs) {
+    double prev = 0;
+    const bool amd = c.topology == "mi300x";
+    for (double cap : amd ? std::vector<double>{750, 650, 550, 450, 350} : std::vector<double>{700, 600, 500, 400, 300}) {
+      c.power_cap_w = cap;
+      CAPTURE(c.label());
+      CAPTURE(cap);
+      const RunReport r = sim(load(c));
+      CHECK(r.power.cap_w == cap);
+      CHECK(r.step_time_s >= prev * (1 - kMonotoneSlack));
+      CHECK(r.power.avg_device_w <= cap);
+      // The clock holds for a kernel: a collective starting during it may lift the draw by up to
+      // the device's communication power until the next kernel picks its clock.
+      CHECK(r.power.peak_device_w <= cap + 60);
+      prev = r.step_time_s;
+    }
+  }
+  Config c = configs[0];
+  const double board = sim(load(c)).step_time_s;
+  c.power_cap_w = 300;
+  const RunReport low = sim(load(c));
+  CHECK(low.step_time_s > board * 1.05);
+  CHECK(low.breakdown.compute_throttle_s > 0);
+  CHECK(low.thermal.limiter == "power");
+}
+
+TEST_CASE("a higher coolant temperature never lowers a peak temperature") {
+  std::vector<Config> configs = {small_configs()[1], small_configs()[5], small_configs()[7]};
+  for (Config c : configs) {
+    c.steps = 2;
+    double prev_temp = -1e9, prev_step = 0;
+    for (double inlet : {10.0, 25.0, 40.0, 55.0, 70.0}) {
+      c.inlet_c = inlet;
+      CAPTURE(c.label());
+      const RunReport r = sim(load(c));
+      CHECK(r.thermal.inlet_c == inlet);
+      CHECK(r.thermal.peak_temp_c >= prev_temp);
+      CHECK(r.step_time_s >= prev_step * (1 - kMonotoneSlack));  // nor shortens a step
+      prev_temp = r.thermal.peak_temp_c;
+      prev_step = r.step_time_s;
+    }
+    // At 70 C inlet every device is past its slowdown: heat, not power, limits the clock.
+    c.inlet_c = 70;
+    CHECK(sim(load(c)).thermal.limiter == "thermal");
+  }
+}
+
+TEST_CASE("symmetric equals full fidelity with a power cap and a hot inlet, power figures included") {
+  for (std::size_t i : {0u, 4u, 7u}) {
+    Config c = small_configs()[i];
+    c.power_cap_w = c.topology == "mi300x" ? 500 : (c.topology == "dgx-a100" ? 300 : 450);
+    c.inlet_c = 45;
+    c.steps = 2;
+    CAPTURE(c.label());
+    const Experiment e = load(c);
+    const RunReport sym = sim(e, Fidelity::symmetric);
+    const RunReport full = sim(e, Fidelity::full);
+    CHECK(rel_diff(sym.step_time_s, full.step_time_s) <= kSameTolerance);
+    CHECK(rel_diff(sym.power.avg_device_w, full.power.avg_device_w) <= kSameTolerance);
+    CHECK(rel_diff(sym.power.energy_per_step_j, full.power.energy_per_step_j) <= kSameTolerance);
+    CHECK(sym.power.peak_device_w == doctest::Approx(full.power.peak_device_w).epsilon(kSameTolerance));
+    CHECK(sym.thermal.peak_temp_c == doctest::Approx(full.thermal.peak_temp_c).epsilon(kSameTolerance));
+    CHECK(sym.thermal.throttled_fraction == doctest::Approx(full.thermal.throttled_fraction).epsilon(kSameTolerance));
+    CHECK(rel_diff(sym.breakdown.compute_throttle_s, full.breakdown.compute_throttle_s) <= 1e-6);
+  }
 }

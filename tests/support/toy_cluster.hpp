@@ -35,6 +35,7 @@ inline hw::DeviceSpec toy_device() {
   d.power.calibration_rate = core::tflop_per_s(99);
   d.power.calibration_precision = core::Precision::bf16;
   d.power.calibration_clock_mhz = 1000;
+  d.power.calibration_m = d.power.calibration_n = d.power.calibration_k = 8192;
   d.power.hbm_pj_per_byte = 32;
   d.power.onchip_pj_per_byte = 40;
   d.power.communication = core::Watts(50);

@@ -37,6 +37,9 @@ struct PowerSpec {
   core::FlopRate calibration_rate;
   core::Precision calibration_precision = core::Precision::bf16;
   double calibration_clock_mhz = 0;
+  /// Its shape (M, N, K): its HBM traffic (A and B read, C written once) is charged at the
+  /// per-byte energies, and only the rest of board - idle to its FLOPs.
+  std::int64_t calibration_m = 0, calibration_n = 0, calibration_k = 0;
   /// Energy per byte of HBM traffic: DRAM and PHY (does not follow the core clock), and on-chip
   /// (L2, NoC, SMs; at the max clock's voltage, scales with V^2).
   double hbm_pj_per_byte = 0;

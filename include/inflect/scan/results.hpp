@@ -40,6 +40,13 @@ struct ScanRow {
   double model_tflops_per_gpu = 0;
   double mfu = 0;
   analysis::Breakdown breakdown;
+  // Power and temperature: status ok only.
+  double avg_device_w = 0;
+  double peak_device_w = 0;
+  double energy_per_token_j = 0;
+  double peak_temp_c = 0;
+  double throttled_fraction = 0;
+  std::string limiter;
 
   // Memory: known when the experiment loaded.
   double peak_memory_bytes = 0;

@@ -24,6 +24,7 @@ struct DeviceCooling {
   double resistance_c_per_w = 0;  // die to coolant
   double capacitance_j_per_c = 0;
   double start_c = 25;            // temperature at time zero
+  bool start_hot = false;         // throttling at time zero (hysteresis carried from a step before)
 };
 
 struct PowerOptions {
@@ -47,6 +48,7 @@ struct DevicePower {
   double power_limited_s = 0;    // kernel time below the max clock because of the power limit
   double thermal_limited_s = 0;  // ... because the device was hot
   bool reached_shutdown = false;
+  bool end_hot = false;          // still throttling for heat at the end
 };
 
 class DevicePowerTracker {
