@@ -42,9 +42,10 @@ MemoryReport memory_report(const plan::MemoryEstimate& m) {
   return r;
 }
 
-plan::CompileOptions compile_options(const SimulateOptions& o) {
+plan::CompileOptions compile_options(const plan::Experiment& e, const SimulateOptions& o) {
   plan::CompileOptions co;
-  co.fidelity = o.fidelity;
+  // Devices that differ thermally are not interchangeable: only full fidelity is faithful.
+  co.fidelity = e.cluster.thermal.any() ? plan::Fidelity::full : o.fidelity;
   co.fuse_blocks = o.fuse_blocks;
   return co;
 }
@@ -73,26 +74,59 @@ RunReport not_simulated(const plan::Experiment& e, const plan::MemoryEstimate& m
   return r;
 }
 
-// Each simulated device's cooling. Step 1 starts every device at the temperature its idle power
-// settles at (the node idled before the job); a later step at the temperature the previous step's
-// average power settles at, throttling if the device ended that step throttling (a warm start:
-// the state a long run of such steps reaches, since one step is far shorter than the RC constant).
-std::vector<sim::DeviceCooling> cooling(const plan::Experiment& e, const hw::PowerModel& pm, std::size_t slots,
-                                        const sim::EngineResult* previous) {
+// Each simulated device's cooling for one step of training.steps (docs/power.md, "Steps").
+// Step 1 starts every device at the temperature its idle power settles at (the node idled before
+// the job). Every later step starts at the steady state of the step before — a step lasts seconds,
+// the RC constant tens of seconds, so this is the state a long run of such steps reaches:
+//   - a device whose average power settles below its slowdown temperature starts there;
+//   - one that would settle above it is regulated, as the driver's thermal slowdown does: it
+//     starts at the slowdown temperature, hot, and its kernels may draw a budget that the next
+//     steps correct until its average power is what the cooling removes there,
+//     P_th = (T_slowdown - T_coolant) / R (the budget's part above idle scaled by the ratio of
+//     the wanted to the measured average above idle);
+//   - a regulated device whose budget would exceed board power is no longer limited by heat.
+std::vector<sim::DeviceCooling> cooling(const plan::Experiment& e, const hw::PowerModel& pm,
+                                        const workload::ExecutionGraph& graph, const sim::EngineResult* previous,
+                                        const std::vector<sim::DeviceCooling>* before) {
+  const std::size_t slots = graph.simulated_ranks().size();
   const auto& th = e.cluster.device.thermal;
   sim::DeviceCooling c;
   c.coolant_c = e.cluster.inlet();
   c.resistance_c_per_w = e.cluster.topology.cooling.kind == net::CoolingKind::air ? th.resistance_air_c_per_w
                                                                                   : th.resistance_liquid_c_per_w;
   c.capacitance_j_per_c = th.capacitance_j_per_c;
-  c.start_c = hw::rc_steady(c.coolant_c, pm.idle_w(), c.resistance_c_per_w);
   std::vector<sim::DeviceCooling> out(slots, c);
-  if (previous && previous->makespan > core::Time::zero())
-    for (std::size_t i = 0; i < slots; ++i) {
-      const auto& d = previous->power[i];
-      out[i].start_c = hw::rc_steady(c.coolant_c, d.energy_j / previous->makespan.seconds(), c.resistance_c_per_w);
-      out[i].start_hot = d.end_hot;
+  const auto& sim_ranks = graph.simulated_ranks();
+  for (std::size_t i = 0; i < slots; ++i) {
+    out[i].resistance_c_per_w *= e.cluster.thermal.resistance_scale(static_cast<int>(sim_ranks[i]), e.cluster.topology.devices_per_node);
+    out[i].start_c = hw::rc_steady(c.coolant_c, pm.idle_w(), out[i].resistance_c_per_w);
+  }
+  if (!previous || !before || !(previous->makespan > core::Time::zero())) return out;
+  const double idle = pm.idle_w(), board = pm.board_w();
+  for (std::size_t i = 0; i < slots; ++i) {
+    sim::DeviceCooling& d = out[i];
+    const double avg = previous->power[i].energy_j / previous->makespan.seconds();
+    const double steady = hw::rc_steady(d.coolant_c, avg, d.resistance_c_per_w);
+    const double p_th = (th.slowdown_c - d.coolant_c) / d.resistance_c_per_w;
+    const double budget = (*before)[i].hot_budget_w;
+    if (budget <= 0) {
+      if (steady < th.slowdown_c) {
+        d.start_c = steady;
+        continue;
+      }
+      d.hot_budget_w = std::max(p_th, idle);  // first guess: kernels draw what the cooling removes
+    } else {
+      d.hot_budget_w = avg > idle && budget > idle ? idle + (budget - idle) * (p_th - idle) / (avg - idle) : budget;
+      d.hot_budget_w = std::max(d.hot_budget_w, idle);
+      if (d.hot_budget_w >= board) {  // heat no longer binds
+        d.hot_budget_w = 0;
+        d.start_c = th.slowdown_c - th.hysteresis_c;
+        continue;
+      }
     }
+    d.start_c = th.slowdown_c;
+    d.start_hot = true;
+  }
   return out;
 }
 
@@ -148,6 +182,11 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
     throw core::Error(core::ErrorKind::input, fmt::format("the execution graph has {} ranks but the cluster has {} devices",
                                                           graph.total_ranks(), devices),
                       core::SourceLocation{e.file, 0, 0, "cluster.nodes"});
+  if (e.cluster.thermal.any() && static_cast<int>(graph.simulated_ranks().size()) != devices)
+    throw core::Error(core::ErrorKind::input,
+                      "cluster.thermal makes devices differ, but this execution graph simulates one rank per class "
+                      "(symmetric); export it with --fidelity full to replay it with thermal variation",
+                      core::SourceLocation{e.file, 0, 0, "cluster.thermal"});
   net::Topology topo(e.cluster.topology, e.cluster.nodes);
   hw::ComputeModel compute(e.cluster.device);
   sim::EngineOptions eo;
@@ -158,14 +197,13 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   eo.power.model = &power;
   eo.power.cap_w = e.cluster.power_cap();
   eo.power.comm_interference = eo.comm_interference;
-  const std::size_t slots = graph.simulated_ranks().size();
   auto te = std::chrono::steady_clock::now();
   // training.steps: see cooling() for where each step starts. The observer sees the last step only.
   std::vector<StepRecord> steps;
   sim::EngineResult res;
   std::uint64_t events = 0;
   for (int step = 1; step <= e.training.steps; ++step) {
-    eo.power.devices = cooling(e, power, slots, step == 1 ? nullptr : &res);
+    eo.power.devices = cooling(e, power, graph, step == 1 ? nullptr : &res, step == 1 ? nullptr : &eo.power.devices);
     eo.observer = step == e.training.steps ? options.observer : nullptr;
     res = sim::run_engine(graph, topo, compute, eo);
     events += res.events;
@@ -234,13 +272,15 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   r.simulator.ops = graph.ops().size();
   r.simulator.simulated_ranks = static_cast<int>(graph.simulated_ranks().size());
   r.simulator.fidelity = static_cast<int>(graph.simulated_ranks().size()) == devices ? "full" : "symmetric";
+  if (e.cluster.thermal.any() && options.fidelity == plan::Fidelity::symmetric)
+    r.simulator.fidelity_note = "full: cluster.thermal makes devices differ, so no rank stands for another";
   r.simulator.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
 
 workload::ExecutionGraph build_graph(const plan::Experiment& e, const SimulateOptions& options) {
   if (!e.workload.model) return load_trace(e.workload.trace_file);
-  return plan::compile(e, compile_options(options)).graph;
+  return plan::compile(e, compile_options(e, options)).graph;
 }
 
 RunReport simulate(const plan::Experiment& e, const SimulateOptions& options) {
@@ -253,7 +293,7 @@ RunReport simulate(const plan::Experiment& e, const SimulateOptions& options) {
     plan::check_plan(e);
     const plan::MemoryEstimate mem = plan::estimate_memory(e, plan::derive_dp(e));
     if (!mem.fits() && !options.simulate_over_memory) return not_simulated(e, mem);
-    plan::CompiledPlan cp = plan::compile(e, compile_options(options));
+    plan::CompiledPlan cp = plan::compile(e, compile_options(e, options));
     const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     r = simulate_graph(e, cp.graph, &cp.memory, cp.summary, options);
     r.simulator.compile_s = compile_s;

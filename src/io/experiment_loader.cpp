@@ -210,6 +210,37 @@ plan::Dim parse_dim(const std::string& s) {
   return plan::Dim::dp;
 }
 
+plan::ThermalVariation read_thermal_variation(const Node& node, const plan::ClusterSpec& c) {
+  plan::ThermalVariation v;
+  MapReader r(node);
+  const int devices = c.devices();
+  if (auto n = r.optional("spread")) {
+    v.spread = n->as_double();
+    if (!(v.spread >= 0 && v.spread < 1)) n->fail(fmt::format("{} is out of range; allowed: a fraction in [0, 1)", v.spread));
+  }
+  if (auto n = r.optional("seed")) v.seed = static_cast<std::uint64_t>(n->as_int(0, std::int64_t{1} << 62));
+  if (auto list = r.optional("hot")) {
+    if (!list->is_sequence()) list->fail("must be a list of {local_rank: K, resistance_scale: X} or {device: D, ...}");
+    for (const Node& item : list->items()) {
+      MapReader ir(item);
+      plan::ThermalVariation::Hot h;
+      auto dev = ir.optional("device");
+      auto local = ir.optional("local_rank");
+      if (dev.has_value() == local.has_value()) item.fail("give exactly one of device (a global id) and local_rank (every node)");
+      if (dev) h.device = static_cast<int>(dev->as_int(0, devices - 1));
+      if (local) h.local_rank = static_cast<int>(local->as_int(0, c.topology.devices_per_node - 1));
+      Node scale = ir.required("resistance_scale");
+      h.resistance_scale = scale.as_double();
+      if (!(h.resistance_scale > 0 && h.resistance_scale <= 10))
+        scale.fail(fmt::format("{} is out of range; allowed: a factor in (0, 10]", h.resistance_scale));
+      ir.finish();
+      v.hot.push_back(h);
+    }
+  }
+  r.finish();
+  return v;
+}
+
 void read_cluster(const Seen& seen, const std::string& base_dir, plan::Experiment& e) {
   Node topo_node = seen.require("cluster.topology");
   std::string topo_path = resolve(topo_node, base_dir, "topology");
@@ -237,6 +268,7 @@ void read_cluster(const Seen& seen, const std::string& base_dir, plan::Experimen
     e.cluster.power_cap_w = w;
   }
   if (auto in = seen.get("cluster.inlet_c")) e.cluster.inlet_c = read_number(*in, option("cluster.inlet_c"));
+  if (auto th = seen.get("cluster.thermal")) e.cluster.thermal = read_thermal_variation(*th, e.cluster);
 }
 
 void read_workload(const Seen& seen, const std::string& base_dir, plan::Experiment& e) {
@@ -395,6 +427,11 @@ void read_parallel(const Seen& seen, plan::Experiment& e, bool check_plan_keys) 
               "[\"F0 F1 B0 F2 B1 B2\", \"F0 B0 F1 B1 F2 B2\"] for pp 2 and 3 micro-batches");
   }
 
+  if (auto n = seen.get("parallel.layers_per_stage")) {
+    if (!n->is_sequence() || n->raw().size() == 0) n->fail("expected a list of layer counts, one per pipeline stage, e.g. [9, 8, 8, 7]");
+    for (const Node& item : n->items()) p.layers_per_stage.push_back(static_cast<int>(item.as_int(1, 1 << 20)));
+  }
+
   Node zero = seen.value("parallel.zero");
   p.zero = static_cast<int>(read_int(zero, option("parallel.zero")));
   p.fsdp = seen.value("parallel.fsdp").as_bool();
@@ -478,7 +515,7 @@ void check_plan(const Seen& seen, plan::Experiment& e) {
           .fail(fmt::format("tp={} does not divide the {} key/value heads of model '{}' (grouped-query attention "
                             "shards whole KV heads); allowed: {}",
                             p.tp, kv, m->name, divisors_up_to(tp_gcd, per_node)));
-    if (m->layers % p.pp != 0)
+    if (p.layers_per_stage.empty() && m->layers % p.pp != 0)
       seen.at("parallel.pp")
           .fail(fmt::format("pp={} does not divide the {} layers of model '{}'; allowed: {}", p.pp, m->layers,
                             m->name, divisors_up_to(m->layers, m->layers)));
@@ -532,10 +569,12 @@ void check_plan(const Seen& seen, plan::Experiment& e) {
     shape.micro_batches = static_cast<int>(t.global_batch / (std::int64_t{p.dp} * t.micro_batch));
     shape.virtual_stages = p.virtual_stages;
     shape.layers = m->layers;
+    shape.layers_per_stage = p.layers_per_stage;
     if (p.schedule == plan::Schedule::custom)
       shape.custom = std::make_shared<const std::vector<std::vector<plan::ScheduleStep>>>(plan::parse_custom_schedule(p.custom_schedule));
     if (auto why = plan::schedule_problem(p.schedule, shape); !why.empty()) {
-      const char* key = why.find("virtual_stages") != std::string::npos && seen.has("parallel.virtual_stages") ? "parallel.virtual_stages"
+      const char* key = why.find("layers_per_stage") != std::string::npos                                        ? "parallel.layers_per_stage"
+                        : why.find("virtual_stages") != std::string::npos && seen.has("parallel.virtual_stages") ? "parallel.virtual_stages"
                         : p.schedule == plan::Schedule::custom                                                ? "parallel.custom_schedule"
                                                                                                            : "parallel.schedule";
       seen.at(key).fail(fmt::format("schedule {}: {} (micro-batches per step: {} = global_batch / (dp * micro_batch))",

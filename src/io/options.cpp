@@ -88,6 +88,12 @@ std::vector<OptionSpec> build() {
                      "Power limit every device holds (nvidia-smi -pl); between the device's "
                      "min_power_cap and its board_power. Kernels that would draw more run at a lower "
                      "clock (docs/power.md)."));
+  t.push_back(opt("cluster.thermal", T::map, "", D::none, "",
+                  "Devices that are not thermally identical: `spread: F` scales every device's "
+                  "thermal resistance by 1 + F*u, u uniform in [-1, 1] drawn per device from "
+                  "`seed: N`; `hot: [{local_rank: K, resistance_scale: X}, ...]` scales device K of "
+                  "every node (or `device: D`, one global device) by X. Devices then differ, so "
+                  "the symmetric fidelity runs as full."));
   t.push_back(number("cluster.inlet_c", "degC", D::derived, "the topology's cooling.inlet_c", -50, 100,
                      "Inlet air or coolant temperature of every node (the thermal model's ambient)."));
 
@@ -148,6 +154,13 @@ std::vector<OptionSpec> build() {
                       "Model chunks per pipeline rank for the interleaved schedule (Megatron's "
                       "virtual pipeline size) or a custom one; layers must divide into pp * "
                       "virtual_stages chunks."));
+  OptionSpec lps = opt("parallel.layers_per_stage", T::list, "layers", D::derived, "layers / pp each",
+                       "An uneven split of the transformer layers over the pipeline ranks, first stage "
+                       "first: pp positive integers summing to the model's layers (e.g. [9, 8, 8, 7] to "
+                       "lighten a slow or hot stage). One model chunk per rank: 1f1b, gpipe, zero-bubble, "
+                       "or custom without virtual stages.");
+  lps.allowed = {"N"};
+  t.push_back(lps);
   t.push_back(integer("parallel.zero", "", D::value, "0", 0, 3,
                       "ZeRO stage: 0 = all-reduce of gradients; 1 = optimizer states sharded "
                       "(Megatron's distributed optimizer: reduce-scatter of gradients, all-gather of "

@@ -125,6 +125,7 @@ std::string report_to_json(const analysis::RunReport& r, bool include_volatile) 
   const auto& s = r.simulator;
   Json sim;
   sim["fidelity"] = s.fidelity;
+  if (!s.fidelity_note.empty()) sim["fidelity_note"] = s.fidelity_note;
   sim["simulated_ranks"] = s.simulated_ranks;
   sim["ops"] = s.ops;
   sim["events"] = s.events;

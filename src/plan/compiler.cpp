@@ -864,6 +864,12 @@ CompiledPlan Compiler::run() {
                             schedule_label(p_.schedule, p_.virtual_stages),
                             workload::recompute_name(p_.recompute),
                             e_.training.micro_batch, mbs_);
+  if (!p_.layers_per_stage.empty()) {
+    std::string layers_text;
+    for (int n : p_.layers_per_stage) layers_text += fmt::format("{}{}", layers_text.empty() ? "" : "/", n);
+    out.summary += " layers=";
+    out.summary += layers_text;
+  }
   g_.name = e_.name;
   g_.meta()["model_flops_per_step"] = out.model_flops_per_step;
   g_.meta()["tokens_per_step"] = out.tokens_per_step;
@@ -901,7 +907,8 @@ void check_plan(const Experiment& e) {
   if (m.heads % p.tp != 0) fail("parallel.tp", fmt::format("heads ({}) are not divisible by tp ({})", m.heads, p.tp));
   if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0)
     fail("parallel.tp", fmt::format("kv_heads ({}) and tp ({}) do not divide one another", m.kv_heads, p.tp));
-  if (m.layers % p.pp != 0) fail("parallel.pp", fmt::format("layers ({}) are not divisible by pp ({})", m.layers, p.pp));
+  if (p.layers_per_stage.empty() && m.layers % p.pp != 0)
+    fail("parallel.pp", fmt::format("layers ({}) are not divisible by pp ({})", m.layers, p.pp));
   const auto& t = e.training;
   if (t.micro_batch < 1 || t.global_batch < 1) fail("training", "global_batch and micro_batch must be >= 1");
   if (t.global_batch % (static_cast<std::int64_t>(dp) * t.micro_batch) != 0)

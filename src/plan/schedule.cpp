@@ -232,6 +232,21 @@ std::string schedule_problem(Schedule s, const ScheduleShape& x) {
     }
     default: break;
   }
+  if (!x.layers_per_stage.empty()) {
+    if (chunks != p || s == Schedule::dualpipev)
+      return fmt::format("layers_per_stage splits layers over pipeline ranks holding one model chunk each "
+                         "(1f1b, gpipe, zero-bubble, custom without virtual stages); {} has {} chunks",
+                         schedule_name(s), chunks);
+    if (static_cast<int>(x.layers_per_stage.size()) != p)
+      return fmt::format("layers_per_stage has {} entries but pp is {}", x.layers_per_stage.size(), p);
+    int sum = 0;
+    for (int n : x.layers_per_stage) {
+      if (n < 1) return "layers_per_stage: every stage needs at least one layer";
+      sum += n;
+    }
+    if (sum != x.layers) return fmt::format("layers_per_stage sums to {} but the model has {} layers", sum, x.layers);
+    return "";
+  }
   if (x.layers % chunks != 0)
     return fmt::format("layers ({}) are not divisible into the schedule's {} model chunks", x.layers, chunks);
   return "";
@@ -295,8 +310,13 @@ PipelineLayout pipeline_layout(Schedule s, const ScheduleShape& x) {
     int owner = c % p;
     if (s == Schedule::dualpipev) owner = c < p ? c : 2 * p - 1 - c;
     l.owner.push_back(owner);
-    l.layers.push_back(x.layers / l.chunks);
-    l.first_layer.push_back(c * (x.layers / l.chunks));
+    if (x.layers_per_stage.empty()) {
+      l.layers.push_back(x.layers / l.chunks);
+      l.first_layer.push_back(c * (x.layers / l.chunks));
+    } else {  // one chunk per rank (schedule_problem checked)
+      l.layers.push_back(x.layers_per_stage[static_cast<std::size_t>(c)]);
+      l.first_layer.push_back(c == 0 ? 0 : l.first_layer.back() + l.layers[static_cast<std::size_t>(c - 1)]);
+    }
   }
   return l;
 }

@@ -94,6 +94,9 @@ SearchSpec parse_search(const std::string& text, const std::string& name, const 
         if (par.raw()[k])
           par.child(k).fail(fmt::format("parallel.{} is what the search varies; restrict it with search.{} instead", k,
                                         std::string(k) == "schedule" ? "schedule" : k));
+    if (par.is_map() && par.raw()["layers_per_stage"])
+      par.child("layers_per_stage")
+          .fail("parallel.layers_per_stage fixes pp, which the search varies (and its estimate assumes an even split)");
   }
   if (root.raw()["training"] && root.raw()["training"].IsMap() && root.raw()["training"]["micro_batch"])
     root.child("training").child("micro_batch").fail("training.micro_batch is what the search varies; restrict it with search.micro_batch instead");

@@ -88,7 +88,8 @@ double DevicePowerTracker::kernel_start(std::uint32_t slot, core::Time now, cons
   if (s.hot) {
     // While hot, the device may draw what its cooling removes at the slowdown temperature.
     const DeviceCooling& c = opt_.devices[slot];
-    const double budget = (model_->device().thermal.slowdown_c - c.coolant_c) / c.resistance_c_per_w;
+    const double budget =
+        c.hot_budget_w > 0 ? c.hot_budget_w : (model_->device().thermal.slowdown_c - c.coolant_c) / c.resistance_c_per_w;
     const int hot_level = model_->level_under(k, kernel_budget(budget));
     if (hot_level < level) {
       level = hot_level;

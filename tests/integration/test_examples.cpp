@@ -96,11 +96,12 @@ TEST_CASE("every bundled example loads and simulates with sane figures") {
       {"llama3-405b-16k-h100", true}, {"gpt3-175b-h100-pp8dp16", true}, {"gpt3-175b-h100", true},
       {"gpt3-175b-h200", true},       {"llama3-405b-tp8-cp2-pp16-h100", true}, {"deepseek-v3-dualpipe-h100", true},
       {"mixtral-8x22b-ep8-mi300x", true}, {"zaya1-like-dp-mi300x", true},
-      {"gpt3-175b-a100-zero-bubble", true}, {"gpt3-175b-a100-dualpipev", true}};
+      {"gpt3-175b-a100-zero-bubble", true}, {"gpt3-175b-a100-dualpipev", true},
+      {"llama3-8b-hot-gpu-h100", true}, {"llama3-8b-hot-gpu-h100-rebalanced", true}};
   const auto files = bundled_examples();
   // workloads/examples/whatif/gpt3-175b-a100.yaml and mesh/mixtral-8x22b-ep8-mi300x.yaml repeat
   // base examples under the same names.
-  CHECK(files.size() == 15);
+  CHECK(files.size() == 17);
   for (const auto& file : files) {
     CAPTURE(file.string());
     RunReport r = run_symmetric(file);
@@ -109,7 +110,13 @@ TEST_CASE("every bundled example loads and simulates with sane figures") {
     CHECK(r.mfu > 0);
     CHECK(r.mfu < 1);
     CHECK(r.tokens_per_s > 0);
-    CHECK(r.simulator.fidelity == "symmetric");
+    // Thermally different devices (cluster.thermal) are not interchangeable: full fidelity.
+    CHECK(r.simulator.fidelity == (r.name.find("hot-gpu") != std::string::npos ? "full" : "symmetric"));
+    CHECK(r.power.modeled);
+    CHECK(r.power.avg_device_w > 0);
+    CHECK(r.power.avg_device_w <= r.power.cap_w);
+    CHECK(r.thermal.peak_temp_c > r.thermal.inlet_c);
+    CHECK_FALSE(r.thermal.reached_shutdown);
     CHECK(r.breakdown.compute_s > 0);
     CHECK(r.breakdown.bubble_s >= 0);
     CHECK(r.breakdown.other_s >= 0);
@@ -120,6 +127,29 @@ TEST_CASE("every bundled example loads and simulates with sane figures") {
     CHECK(r.memory.fits == it->second);
     CHECK(r.memory.fits == (r.memory.peak_bytes <= r.memory.capacity_bytes));
   }
+}
+
+TEST_CASE("bundled hot-GPU experiment: the job-wide cost of one hot GPU per node, and a plan change") {
+  // Figures of 2026-12-03 (their files' comments): nominal 3.30 s, one hot GPU per node 3.88 s,
+  // the hot stage given 5 of 32 layers 3.07 s. Asserted loosely: the hot GPU costs the whole job
+  // at least 10%, and the uneven split wins back at least 15% of the hot step.
+  const fs::path dir = fs::path(INFLECT_SOURCE_DIR) / "workloads/examples/whatif";
+  const RunReport hot = run_symmetric(dir / "llama3-8b-hot-gpu-h100.yaml");
+  const RunReport fixed = run_symmetric(dir / "llama3-8b-hot-gpu-h100-rebalanced.yaml");
+  inflect::plan::Experiment cool = inflect::io::load_experiment((dir / "llama3-8b-hot-gpu-h100.yaml").string());
+  cool.cluster.thermal = {};
+  const RunReport nominal = inflect::analysis::simulate(cool);
+  CHECK(hot.simulator.fidelity == "full");
+  CHECK(hot.simulator.fidelity_note.find("cluster.thermal") != std::string::npos);
+  CHECK(nominal.simulator.fidelity == "symmetric");
+  CHECK(hot.step_time_s > 1.10 * nominal.step_time_s);
+  CHECK(fixed.step_time_s < 0.85 * hot.step_time_s);
+  // The cost is heat on the hot stage: the hot devices hold their slowdown temperature, and the
+  // slowdown shows in the breakdown of the rank that waits for them (idle, as bubble or other).
+  CHECK(hot.thermal.thermal_throttled_fraction > 0);
+  CHECK(hot.thermal.peak_temp_c == doctest::Approx(87).epsilon(0.01));
+  CHECK(nominal.thermal.thermal_throttled_fraction == 0);
+  CHECK(fixed.plan.find("layers=9/9/9/5") != std::string::npos);
 }
 
 TEST_CASE("golden step times of two bundled examples") {

@@ -293,3 +293,29 @@ TEST_CASE("a custom schedule that cannot run says why: bad step, micro-batch out
   const auto missing = replay_schedule(Schedule::custom, with({"F0 F1 B0", "F0 B0 F1 B1"}));
   CHECK(missing.problem.find("micro-batch 1 never runs") != std::string::npos);
 }
+
+TEST_CASE("layers_per_stage: an uneven split lays out chunks and activations by hand") {
+  using namespace inflect::plan;
+  ScheduleShape x;
+  x.stages = 4;
+  x.micro_batches = 8;
+  x.layers = 32;
+  x.layers_per_stage = {9, 9, 9, 5};
+  REQUIRE(schedule_problem(Schedule::one_f_one_b, x).empty());
+  const PipelineLayout l = pipeline_layout(Schedule::one_f_one_b, x);
+  CHECK(l.layers == std::vector<int>{9, 9, 9, 5});
+  CHECK(l.first_layer == std::vector<int>{0, 9, 18, 27});
+  // 1F1B: stage s holds p - s = 4, 3, 2, 1 micro-batches in flight, each of its layers.
+  CHECK(peak_activation_layers(Schedule::one_f_one_b, 0, x) == 4 * 9);
+  CHECK(peak_activation_layers(Schedule::one_f_one_b, 3, x) == 1 * 5);
+  CHECK(schedule_problem(Schedule::zero_bubble, x).empty());
+  // Wrong sums, sizes and multi-chunk schedules are refused with the reason.
+  x.layers_per_stage = {9, 9, 9, 4};
+  CHECK(schedule_problem(Schedule::one_f_one_b, x).find("sums to 31") != std::string::npos);
+  x.layers_per_stage = {16, 16};
+  CHECK(schedule_problem(Schedule::one_f_one_b, x).find("2 entries but pp is 4") != std::string::npos);
+  x.layers_per_stage = {9, 9, 9, 5};
+  CHECK(schedule_problem(Schedule::dualpipev, x).find("one model chunk each") != std::string::npos);
+  x.layers_per_stage = {10, 10, 12, 0};
+  CHECK(schedule_problem(Schedule::gpipe, x).find("at least one layer") != std::string::npos);
+}

@@ -48,6 +48,7 @@ struct SimulatorStats {
   std::uint64_t ops = 0;
   int simulated_ranks = 0;
   std::string fidelity;  // "full" | "symmetric"
+  std::string fidelity_note;  // why the fidelity differs from the one asked for ("" when it does not)
 };
 
 /// Power over the (last simulated) step; docs/power.md defines each figure.

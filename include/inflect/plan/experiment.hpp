@@ -16,6 +16,23 @@
 
 namespace inflect::plan {
 
+/// Devices that are not thermally identical (cluster.thermal): a seeded random spread of every
+/// device's thermal resistance, and named hot devices. Any of it makes devices differ, so the
+/// symmetric fidelity falls back to full (analysis::simulate).
+struct ThermalVariation {
+  double spread = 0;       // each device's resistance x (1 + spread * u), u uniform in [-1, 1]
+  std::uint64_t seed = 0;  // picks u per device (splitmix64 of seed and device id)
+  struct Hot {
+    int device = -1;      // a global device id, or
+    int local_rank = -1;  // this device of every node
+    double resistance_scale = 1;
+  };
+  std::vector<Hot> hot;
+  bool any() const { return spread > 0 || !hot.empty(); }
+  /// The factor on `device`'s thermal resistance (1 when none applies).
+  double resistance_scale(int device, int devices_per_node) const;
+};
+
 struct ClusterSpec {
   net::TopologySpec topology;
   hw::DeviceSpec device;
@@ -24,6 +41,7 @@ struct ClusterSpec {
   std::optional<double> power_cap_w;
   /// cluster.inlet_c; unset = the topology's cooling.inlet_c.
   std::optional<double> inlet_c;
+  ThermalVariation thermal;
   double power_cap() const { return power_cap_w ? *power_cap_w : device.board_power.value(); }
   double inlet() const { return inlet_c ? *inlet_c : topology.cooling.inlet_c; }
   int devices() const { return nodes * topology.devices_per_node; }
@@ -61,6 +79,8 @@ struct ParallelPlan {
   bool sequence_parallel = false;
   Schedule schedule = Schedule::one_f_one_b;
   int virtual_stages = 1;  // model chunks per pipeline rank for the interleaved schedule
+  /// An uneven split of the layers over pipeline ranks (one-chunk schedules); empty = even.
+  std::vector<int> layers_per_stage;
   /// schedule = custom: the steps of each pipeline rank in order, as the user wrote them
   /// (`parallel.custom_schedule`; plan/schedule.hpp parses and checks them). One chunk per rank.
   std::vector<std::string> custom_schedule;

@@ -80,6 +80,9 @@ struct ScheduleShape {
   int micro_batches = 1;
   int virtual_stages = 1;
   int layers = 1;  // transformer layers of the model
+  /// An uneven split (parallel.layers_per_stage): layers of each pipeline rank, summing to
+  /// `layers`; one-chunk schedules only. Empty: layers / chunks each.
+  std::vector<int> layers_per_stage;
   /// The custom schedule's steps per rank (Schedule::custom only; see parse_custom_schedule).
   std::shared_ptr<const std::vector<std::vector<ScheduleStep>>> custom;
 };

@@ -25,6 +25,9 @@ struct DeviceCooling {
   double capacitance_j_per_c = 0;
   double start_c = 25;            // temperature at time zero
   bool start_hot = false;         // throttling at time zero (hysteresis carried from a step before)
+  /// While hot, the power a kernel may draw; 0 = what the cooling removes at the slowdown
+  /// temperature. analysis::simulate regulates it across steps (see docs/power.md).
+  double hot_budget_w = 0;
 };
 
 struct PowerOptions {
