@@ -45,7 +45,15 @@ void ChromeTraceWriter::on_begin(const workload::ExecutionGraph& graph) {
   if (max_ranks_ > 0 && kept_.size() > static_cast<std::size_t>(max_ranks_))
     kept_.resize(static_cast<std::size_t>(max_ranks_));
   spans_.clear();
+  samples_.clear();
   json_.clear();
+}
+
+void ChromeTraceWriter::on_device(const workload::ExecutionGraph& /*graph*/, const sim::DeviceSample& sample) {
+  if (!std::binary_search(kept_.begin(), kept_.end(), sample.rank)) return;
+  // Several changes at one instant: only the last one holds from there on.
+  if (!samples_.empty() && samples_.back().rank == sample.rank && samples_.back().time == sample.time) samples_.back() = sample;
+  else samples_.push_back(sample);
 }
 
 void ChromeTraceWriter::on_op(const workload::ExecutionGraph& graph, const sim::OpSpan& span) {
@@ -117,6 +125,21 @@ void ChromeTraceWriter::on_end(const workload::ExecutionGraph& graph, core::Time
                      c.group, group_size, c.bytes.value());
     }
   }
+  // Counter tracks per rank, in time order (stable: same-time samples keep the engine's order).
+  std::stable_sort(samples_.begin(), samples_.end(), [](const sim::DeviceSample& a, const sim::DeviceSample& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.time < b.time;
+  });
+  for (const auto& d : samples_) {
+    fmt::format_to(std::back_inserter(buf), ",\n{{\"name\":\"power (W)\",\"ph\":\"C\",\"ts\":{},\"pid\":{},\"args\":{{\"W\":{:.1f}}}}}",
+                   to_us(d.time), d.rank, d.watts);
+    fmt::format_to(std::back_inserter(buf), ",\n{{\"name\":\"clock (MHz)\",\"ph\":\"C\",\"ts\":{},\"pid\":{},\"args\":{{\"MHz\":{:.0f}}}}}",
+                   to_us(d.time), d.rank, d.clock_mhz);
+    fmt::format_to(std::back_inserter(buf),
+                   ",\n{{\"name\":\"temperature (C)\",\"ph\":\"C\",\"ts\":{},\"pid\":{},\"args\":{{\"C\":{:.2f}}}}}",
+                   to_us(d.time), d.rank, d.temp_c);
+  }
+  samples_.clear();
+  samples_.shrink_to_fit();
   if (first && buf.size() > 2) out.append(buf.data() + 2, buf.size() - 2);  // no leading ",\n"
   else out.append(buf.data(), buf.size());
   out += "\n],\n\"displayTimeUnit\":\"ms\",\n";

@@ -112,6 +112,12 @@ class Engine {
   void schedule_running(std::uint32_t slot);
   void comm_state_changed(std::uint32_t slot);
   void compute_done(std::uint32_t id);
+  // Tells the observer the device's power, clock and temperature after a change.
+  void sample_device(std::uint32_t slot) {
+    if (!opt_.observer) return;
+    opt_.observer->on_device(g_, DeviceSample{g_.simulated_ranks()[slot], now_, power_.power_w(slot), power_.clock_mhz(slot),
+                                              power_.temperature_c(slot)});
+  }
   // Per-op state in one record, so that touching an op costs one cache line, not four.
   struct OpState {
     Time posted;                       // when it reached its stream head with deps done
@@ -339,6 +345,7 @@ void Engine::try_start(std::uint32_t id) {
       if (power_.enabled()) {
         // The clock the power limit and temperature allow; 1 at the calibrated clock (exact).
         const double scale = power_.kernel_start(slot, now_, kernel_power_[st.payload]);
+        sample_device(slot);
         if (scale != 1.0) {
           const Time base = dur;
           dur = Time::ps(static_cast<Time::rep>(static_cast<double>(dur.count_ps()) * scale + 0.5));
@@ -411,7 +418,10 @@ void Engine::start_collective(std::uint32_t inst) {
       const std::uint32_t slot = st_[inst_members_[i]].key / nstreams_;
       if (comm_active_[slot]++ == 0) {
         if (opt_.comm_interference > 0) comm_state_changed(slot);
-        if (power_.enabled()) power_.communication(slot, now_, true);
+        if (power_.enabled()) {
+          power_.communication(slot, now_, true);
+          sample_device(slot);
+        }
       }
     }
   }
@@ -454,7 +464,10 @@ void Engine::complete_collective(std::uint32_t inst) {
     const std::uint32_t slot = st_[inst_members_[i]].key / nstreams_;
     if (--comm_active_[slot] == 0) {
       if (opt_.comm_interference > 0) comm_state_changed(slot);
-      if (power_.enabled()) power_.communication(slot, now_, false);
+      if (power_.enabled()) {
+        power_.communication(slot, now_, false);
+        sample_device(slot);
+      }
     }
   }
   for (std::uint32_t i = in.member_begin; i < e; ++i) {
@@ -470,7 +483,10 @@ void Engine::finish_op(std::uint32_t id) {
   if (opt_.observer) opt_.observer->on_op(g_, OpSpan{orig_[id], st_[id].posted, start_[id], now_});
   if (st_[id].on_compute_stream && st_[id].compute) {
     idle_since_[slot] = now_;
-    if (power_.enabled()) power_.kernel_end(slot, now_);
+    if (power_.enabled()) {
+      power_.kernel_end(slot, now_);
+      sample_device(slot);
+    }
   }
   if (now_ >= last_end_[slot]) {
     last_end_[slot] = now_;
@@ -527,6 +543,8 @@ void Engine::attribute_gap(std::uint32_t slot, Time from, Time to, std::uint32_t
 EngineResult Engine::run() {
   if (opt_.observer) opt_.observer->on_begin(g_);
   now_ = Time::zero();
+  if (power_.enabled())
+    for (std::uint32_t slot = 0; slot < ranks_.size(); ++slot) sample_device(slot);  // the idle state at zero
   // Every stream's first op may start at time zero.
   for (std::uint32_t k = 0; k + 1 < stream_begin_.size(); ++k)
     if (stream_begin_[k] < stream_begin_[k + 1]) try_start(stream_begin_[k]);

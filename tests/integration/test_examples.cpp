@@ -3,6 +3,7 @@
 // on stdout, one-line errors naming the file.
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -378,6 +379,39 @@ TEST_CASE("bundled scan: GPT-3 175B on H100 against H200, PP8 against PP4") {
   CHECK(leads == 2);
   CHECK(row_of(s, "plan=tp8+pp8;cluster.topology=../../topologies/dgx-h100.yaml;cluster.nodes=128").step_time_s ==
         doctest::Approx(6.574).epsilon(kGoldenTolerance));
+}
+
+TEST_CASE("bundled scan: micro-batch 1..8 on H200s in a cool and a hot hall: power, heat, throttling") {
+  const auto s = run_bundled_scan("h200-microbatch-power");
+  REQUIRE(s.outcome.rows.size() == 8);
+  auto row = [&](int inlet, int mb) {
+    return row_of(s, fmt::format("cluster.inlet_c={};training.micro_batch={}", inlet, mb));
+  };
+  for (int inlet : {25, 42}) {
+    CAPTURE(inlet);
+    for (int mb : {2, 4, 8}) {
+      CAPTURE(mb);
+      CHECK(row(inlet, mb).status == inflect::scan::RowStatus::ok);
+      // Bigger GEMMs draw more (average power and temperature rise, up to what heat allows).
+      CHECK(row(inlet, mb).avg_device_w >= row(inlet, mb / 2).avg_device_w - 1);
+      CHECK(row(inlet, mb).peak_temp_c >= row(inlet, mb / 2).peak_temp_c - 0.01);
+      CHECK(row(inlet, mb).peak_temp_c <= 87.1);  // regulated at the slowdown temperature
+    }
+  }
+  // Golden figures (2026-12-03, 2% band): at 25 C nothing throttles for heat; at 42 C micro-batch
+  // 4 and 8 hold 87 C, throttled by heat, and lose 1.6-2.2% of the cool hall's throughput; their
+  // gain from doubling the micro-batch shrinks (8.3% from 4 to 8 against 8.8% at 25 C).
+  CHECK(row(25, 8).limiter == "power");
+  CHECK(row(42, 2).limiter == "power");
+  CHECK(row(42, 4).limiter == "thermal");
+  CHECK(row(42, 8).limiter == "thermal");
+  CHECK(row(42, 8).breakdown.compute_throttle_s > 0);
+  CHECK(row(25, 8).breakdown.compute_throttle_s == 0);
+  CHECK(row(25, 8).tokens_per_s == doctest::Approx(4.991e5).epsilon(kGoldenTolerance));
+  CHECK(row(42, 8).tokens_per_s == doctest::Approx(4.886e5).epsilon(kGoldenTolerance));
+  CHECK(row(42, 8).tokens_per_s < row(25, 8).tokens_per_s);
+  CHECK(row(42, 8).tokens_per_s / row(42, 4).tokens_per_s < row(25, 8).tokens_per_s / row(25, 4).tokens_per_s);
+  CHECK(row(42, 1).tokens_per_s == doctest::Approx(row(25, 1).tokens_per_s).epsilon(1e-12));
 }
 
 TEST_CASE("cli: scan, report and merge as a batch job drives them") {

@@ -173,3 +173,26 @@ TEST_CASE("chrome_trace: before on_end it is an empty trace; write reports io er
   CHECK(back == w.json());
   std::filesystem::remove(path);
 }
+
+TEST_CASE("chrome_trace: power, clock and temperature counters per kept rank, in time order") {
+  Fixture f;
+  inflect::io::ChromeTraceWriter w(2);  // ranks 0 and 1
+  w.on_begin(f.g);
+  w.on_device(f.g, {0, Time::us(10), 300, 0, 50});
+  w.on_device(f.g, {0, Time::us(0), 100, 0, 40});
+  w.on_device(f.g, {0, Time::us(0), 650, 1620, 40});  // same instant: replaces the one before
+  w.on_device(f.g, {2, Time::us(0), 650, 1620, 40});  // rank 2 is not kept
+  w.on_end(f.g, Time::us(15));
+  const auto t = nlohmann::json::parse(w.json());
+  const auto c = events_named(t, "C");
+  REQUIRE(c.size() == 6);  // two samples of rank 0, three tracks each
+  CHECK(c[0]["name"] == "power (W)");
+  CHECK(c[0]["ts"].get<double>() == 0);
+  CHECK(c[0]["args"]["W"].get<double>() == 650);
+  CHECK(c[1]["name"] == "clock (MHz)");
+  CHECK(c[1]["args"]["MHz"].get<double>() == 1620);
+  CHECK(c[2]["name"] == "temperature (C)");
+  CHECK(c[3]["ts"].get<double>() == 10);
+  CHECK(c[5]["args"]["C"].get<double>() == 50);
+  for (const auto& e : c) CHECK(e["pid"] == 0);
+}

@@ -6,7 +6,8 @@
 // every op is an "X" slice (ts and dur in microseconds, as doubles, pid = rank, tid = stream) named
 // "<kernel or collective> L<layer> mb<micro-batch>", with args {phase, layer, micro_batch, flops,
 // bytes, ...}; a collective that waited for its peers also gets a slice "wait <name>" from posted
-// to start on the same thread.
+// to start on the same thread. With a power model, each rank also has counter ("C") tracks
+// "power (W)", "clock (MHz)" and "temperature (C)".
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@ class ChromeTraceWriter : public sim::Observer {
   explicit ChromeTraceWriter(int max_ranks = 64);
   void on_begin(const workload::ExecutionGraph& graph) override;
   void on_op(const workload::ExecutionGraph& graph, const sim::OpSpan& span) override;
+  void on_device(const workload::ExecutionGraph& graph, const sim::DeviceSample& sample) override;
   void on_end(const workload::ExecutionGraph& graph, core::Time makespan) override;
   /// The trace JSON; valid after on_end (before it, a trace with no events). Deterministic: the
   /// same spans, in any arrival order, give the same bytes.
@@ -32,6 +34,7 @@ class ChromeTraceWriter : public sim::Observer {
   int max_ranks_;
   std::vector<workload::RankId> kept_;  // sorted ranks whose ops are recorded
   std::vector<sim::OpSpan> spans_;
+  std::vector<sim::DeviceSample> samples_;
   std::string json_;
 };
 

@@ -17,11 +17,23 @@ struct OpSpan {
   core::Time end;
 };
 
+/// A device's power, clock and temperature from `time` on (sent whenever one of them changes:
+/// a kernel starts or ends, a collective starts or stops moving data). clock_mhz is 0 while no
+/// kernel runs.
+struct DeviceSample {
+  workload::RankId rank = 0;
+  core::Time time;
+  double watts = 0;
+  double clock_mhz = 0;
+  double temp_c = 0;
+};
+
 class Observer {
  public:
   virtual ~Observer() = default;
   virtual void on_begin(const workload::ExecutionGraph& /*graph*/) {}
   virtual void on_op(const workload::ExecutionGraph& graph, const OpSpan& span) = 0;
+  virtual void on_device(const workload::ExecutionGraph& /*graph*/, const DeviceSample& /*sample*/) {}
   virtual void on_end(const workload::ExecutionGraph& /*graph*/, core::Time /*makespan*/) {}
 };
 
