@@ -97,9 +97,12 @@ std::vector<sim::DeviceCooling> cooling(const plan::Experiment& e, const hw::Pow
   c.capacitance_j_per_c = th.capacitance_j_per_c;
   std::vector<sim::DeviceCooling> out(slots, c);
   const auto& sim_ranks = graph.simulated_ranks();
+  const int per_node = e.cluster.topology.devices_per_node;
   for (std::size_t i = 0; i < slots; ++i) {
-    out[i].resistance_c_per_w *= e.cluster.thermal.resistance_scale(static_cast<int>(sim_ranks[i]), e.cluster.topology.devices_per_node);
-    out[i].start_c = hw::rc_steady(c.coolant_c, pm.idle_w(), out[i].resistance_c_per_w);
+    const int device = static_cast<int>(sim_ranks[i]);
+    out[i].resistance_c_per_w *= e.cluster.thermal.resistance_scale(device, per_node);
+    out[i].coolant_c = e.cluster.thermal.inlet_c(device / per_node, c.coolant_c);
+    out[i].start_c = hw::rc_steady(out[i].coolant_c, pm.idle_w(), out[i].resistance_c_per_w);
   }
   if (!previous || !before || !(previous->makespan > core::Time::zero())) return out;
   const double idle = pm.idle_w(), board = pm.board_w();

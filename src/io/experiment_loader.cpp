@@ -237,6 +237,21 @@ plan::ThermalVariation read_thermal_variation(const Node& node, const plan::Clus
       v.hot.push_back(h);
     }
   }
+  if (auto list = r.optional("nodes")) {
+    if (!list->is_sequence()) list->fail("must be a list of {node: N, inlet_c: C}");
+    for (const Node& item : list->items()) {
+      MapReader ir(item);
+      plan::ThermalVariation::NodeInlet n;
+      n.node = static_cast<int>(ir.required("node").as_int(0, c.nodes - 1));
+      Node in = ir.required("inlet_c");
+      n.inlet_c = in.as_double();
+      if (!(n.inlet_c >= -50 && n.inlet_c <= 100)) in.fail(fmt::format("{} C is out of range; allowed: -50 to 100", n.inlet_c));
+      ir.finish();
+      for (const auto& other : v.node_inlets)
+        if (other.node == n.node) item.fail(fmt::format("node {} is listed twice", n.node));
+      v.node_inlets.push_back(n);
+    }
+  }
   r.finish();
   return v;
 }

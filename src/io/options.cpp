@@ -92,7 +92,8 @@ std::vector<OptionSpec> build() {
                   "Devices that are not thermally identical: `spread: F` scales every device's "
                   "thermal resistance by 1 + F*u, u uniform in [-1, 1] drawn per device from "
                   "`seed: N`; `hot: [{local_rank: K, resistance_scale: X}, ...]` scales device K of "
-                  "every node (or `device: D`, one global device) by X. Devices then differ, so "
+                  "every node (or `device: D`, one global device) by X; `nodes: [{node: N, inlet_c: C}, "
+                  "...]` gives node N its own inlet temperature. Devices then differ, so "
                   "the symmetric fidelity runs as full."));
   t.push_back(number("cluster.inlet_c", "degC", D::derived, "the topology's cooling.inlet_c", -50, 100,
                      "Inlet air or coolant temperature of every node (the thermal model's ambient)."));

@@ -34,4 +34,10 @@ TEST_CASE("thermal variation: named hot devices, every node's local rank, and a 
   ThermalVariation other = sp;
   other.seed = 8;
   CHECK(other.resistance_scale(42, 8) != sp.resistance_scale(42, 8));
+  // A node's own inlet temperature, else the cluster's.
+  ThermalVariation n;
+  n.node_inlets.push_back({1, 48});
+  CHECK(n.any());
+  CHECK(n.inlet_c(1, 25) == 48);
+  CHECK(n.inlet_c(0, 25) == 25);
 }

@@ -28,7 +28,19 @@ struct ThermalVariation {
     double resistance_scale = 1;
   };
   std::vector<Hot> hot;
-  bool any() const { return spread > 0 || !hot.empty(); }
+  /// Nodes whose inlet air or coolant differs from the cluster's (a rack by a hot aisle).
+  struct NodeInlet {
+    int node = 0;
+    double inlet_c = 25;
+  };
+  std::vector<NodeInlet> node_inlets;
+  bool any() const { return spread > 0 || !hot.empty() || !node_inlets.empty(); }
+  /// The inlet temperature of `node`: its own when listed, else `cluster_inlet_c`.
+  double inlet_c(int node, double cluster_inlet_c) const {
+    for (const auto& n : node_inlets)
+      if (n.node == node) return n.inlet_c;
+    return cluster_inlet_c;
+  }
   /// The factor on `device`'s thermal resistance (1 when none applies).
   double resistance_scale(int device, int devices_per_node) const;
 };
