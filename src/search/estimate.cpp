@@ -13,17 +13,6 @@ namespace {
 
 enum Group : unsigned { kTp, kDp, kEdp, kEp, kPp, kCpRing };
 
-double seconds_of(const hw::ComputeModel& cm, const std::vector<workload::KernelSpec>& ks, int which = 0) {
-  // which: 0 = every kernel, 1 = weight-gradient kernels only, 2 = attention-class kernels only.
-  double s = 0;
-  for (const auto& k : ks) {
-    if (which == 1 && !k.weight_gradient) continue;
-    if (which == 2 && k.cost.cls != core::KernelClass::attention) continue;
-    s += cm.duration(k.cost).seconds();
-  }
-  return s;
-}
-
 /// Compute of `t` seconds overlapped by communication of `c` seconds on the same device: the
 /// kernels run 1/(1+ci) slower while data moves (the engine's interference rule), and the step
 /// waits for whichever ends last.
@@ -43,8 +32,27 @@ struct Estimator::LayerTimes {
 };
 
 Estimator::Estimator(const plan::Experiment& base, std::shared_ptr<const net::Topology> topology)
-    : e_(base), topo_(std::move(topology)), compute_(base.cluster.device) {
+    : e_(base), topo_(std::move(topology)), compute_(base.cluster.device), power_(base.cluster.device) {
   tuning_.software_overhead = base.cluster.topology.collective_overhead;
+}
+
+double Estimator::kernel_s(const core::KernelCost& k) const {
+  const double t = compute_.duration(k).seconds();
+  const double cap = e_.cluster.power_cap();
+  if (cap >= power_.board_w()) return t;  // the calibrated clock
+  const hw::KernelPower p = power_.profile(k, compute_);
+  return t * power_.time_scale(p, power_.level_under(p, cap));
+}
+
+double Estimator::seconds_of(const std::vector<workload::KernelSpec>& ks, int which) const {
+  // which: 0 = every kernel, 1 = weight-gradient kernels only, 2 = attention-class kernels only.
+  double s = 0;
+  for (const auto& k : ks) {
+    if (which == 1 && !k.weight_gradient) continue;
+    if (which == 2 && k.cost.cls != core::KernelClass::attention) continue;
+    s += kernel_s(k.cost);
+  }
+  return s;
 }
 
 Estimator::~Estimator() = default;
@@ -60,27 +68,27 @@ const Estimator::LayerTimes& Estimator::layer_times(const Candidate& c) {
   const auto& m = *e_.workload.model;
   const workload::ShardShape s = plan::shard_shape(e_);
   const workload::LayerKernels lk = workload::transformer_layer(m, s);
-  t.attn_f = seconds_of(compute_, lk.attn_fwd);
-  t.mlp_f = seconds_of(compute_, lk.mlp_fwd);
-  t.attn_b = seconds_of(compute_, lk.attn_bwd);
-  t.mlp_b = seconds_of(compute_, lk.mlp_bwd);
-  t.attn_w = seconds_of(compute_, lk.attn_bwd, 1);
-  t.mlp_w = seconds_of(compute_, lk.mlp_bwd, 1);
-  t.core_f = seconds_of(compute_, lk.attn_fwd, 2);
-  t.core_b = seconds_of(compute_, lk.attn_bwd, 2);
+  t.attn_f = seconds_of(lk.attn_fwd);
+  t.mlp_f = seconds_of(lk.mlp_fwd);
+  t.attn_b = seconds_of(lk.attn_bwd);
+  t.mlp_b = seconds_of(lk.mlp_bwd);
+  t.attn_w = seconds_of(lk.attn_bwd, 1);
+  t.mlp_w = seconds_of(lk.mlp_bwd, 1);
+  t.core_f = seconds_of(lk.attn_fwd, 2);
+  t.core_b = seconds_of(lk.attn_bwd, 2);
   t.tp_bytes = lk.tp_boundary_bytes.value();
   t.cp_kv_bytes = lk.cp_kv_bytes.value();
   if (m.is_moe()) {
     const workload::MoeKernels mk = workload::moe_mlp(m, s);
-    t.moe_f = seconds_of(compute_, mk.pre_fwd) + seconds_of(compute_, mk.experts_fwd) + seconds_of(compute_, mk.post_fwd);
-    t.moe_b = seconds_of(compute_, mk.pre_bwd) + seconds_of(compute_, mk.experts_bwd) + seconds_of(compute_, mk.post_bwd);
-    t.moe_w = seconds_of(compute_, mk.pre_bwd, 1) + seconds_of(compute_, mk.experts_bwd, 1) + seconds_of(compute_, mk.post_bwd, 1);
+    t.moe_f = seconds_of(mk.pre_fwd) + seconds_of(mk.experts_fwd) + seconds_of(mk.post_fwd);
+    t.moe_b = seconds_of(mk.pre_bwd) + seconds_of(mk.experts_bwd) + seconds_of(mk.post_bwd);
+    t.moe_w = seconds_of(mk.pre_bwd, 1) + seconds_of(mk.experts_bwd, 1) + seconds_of(mk.post_bwd, 1);
     t.ep_bytes = mk.dispatch_bytes.value();
   }
-  t.embed_f = seconds_of(compute_, workload::embedding_fwd(m, s));
-  t.embed_b = seconds_of(compute_, workload::embedding_bwd(m, s));
-  t.head_f = seconds_of(compute_, workload::head_fwd(m, s));
-  t.head_b = seconds_of(compute_, workload::head_bwd(m, s));
+  t.embed_f = seconds_of(workload::embedding_fwd(m, s));
+  t.embed_b = seconds_of(workload::embedding_bwd(m, s));
+  t.head_f = seconds_of(workload::head_fwd(m, s));
+  t.head_b = seconds_of(workload::head_bwd(m, s));
   const double tokens = static_cast<double>(c.micro_batch * e_.training.seq_len / c.cp);
   t.pp_bytes = tokens * static_cast<double>(m.hidden) * core::bytes_per_element(e_.training.precision) /
                (c.sequence_parallel ? c.tp : 1);
@@ -362,7 +370,7 @@ Estimate Estimator::estimate(const Candidate& c, bool even_if_over_memory) {
   }
 
   // The optimizer's time grows with the parameters it updates: the largest stage's bounds the step.
-  const double optimizer = compute_.duration(workload::optimizer_step(most_shard_params, e_.training.precision).cost).seconds();
+  const double optimizer = kernel_s(workload::optimizer_step(most_shard_params, e_.training.precision).cost);
   out.compute_s = mbs * (best_f.compute + best_b.compute) + optimizer + interference;
   out.tp_s = mbs * (best_f.tp + best_b.tp);
   out.cp_s = mbs * (best_f.cp + best_b.cp);

@@ -293,3 +293,26 @@ training: {seq_len: 2048, global_batch: 32, precision: bf16}
     }
   }
 }
+
+TEST_CASE("the estimate slows kernels under a power cap as the engine does") {
+  const std::string space = R"(
+search: {tp: [1, 2, 4], cp: [1], pp: [1, 2], zero: [1], schedule: [1f1b], micro_batch: [1, 2], recompute: [none]}
+)";
+  const auto board = spec_of(std::string(kHead) + space);
+  const auto capped = spec_of(R"(
+cluster: {topology: ../../topologies/dgx-h100.yaml, nodes: 1, power_cap_w: 350}
+model: {preset: gpt-1.7b}
+training: {seq_len: 2048, global_batch: 16, precision: bf16}
+)" + space);
+  const auto plans = search::enumerate_plans(board.base, board.space);
+  REQUIRE(!plans.empty());
+  const auto at_board = search::estimate_all(board.base, plans, 1), at_cap = search::estimate_all(capped.base, plans, 1);
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    if (!at_board[i].fits) continue;
+    INFO(search::describe(plans[i]));
+    // Half the board power: the estimate's compute grows, and it tracks the engine's capped step.
+    CHECK(at_cap[i].compute_s > 1.1 * at_board[i].compute_s);
+    const auto rep = search::simulate_plan(capped.base, plans[i], plan::Fidelity::symmetric);
+    CHECK(at_cap[i].step_s == doctest::Approx(rep.step_time_s).epsilon(0.15));
+  }
+}

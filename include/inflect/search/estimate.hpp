@@ -27,6 +27,7 @@
 #include <unordered_map>
 
 #include "inflect/hw/compute_model.hpp"
+#include "inflect/hw/power_model.hpp"
 #include "inflect/net/collective.hpp"
 #include "inflect/net/topology.hpp"
 #include "inflect/plan/experiment.hpp"
@@ -62,10 +63,15 @@ class Estimator {
   struct LayerTimes;
   const LayerTimes& layer_times(const Candidate& c);
   double collective_s(net::CollectiveOp op, int group, const Candidate& c, double bytes);
+  /// A kernel's seconds at the clock the power cap allows (the engine's rule, per kernel; heat
+  /// is left to the engine).
+  double kernel_s(const core::KernelCost& k) const;
+  double seconds_of(const std::vector<workload::KernelSpec>& ks, int which = 0) const;
 
   plan::Experiment e_;  // the base, its plan overwritten per candidate
   std::shared_ptr<const net::Topology> topo_;
   hw::ComputeModel compute_;
+  hw::PowerModel power_;
   net::CollectiveTuning tuning_;
   std::unordered_map<std::uint64_t, std::unique_ptr<LayerTimes>> layers_;
   std::unordered_map<std::uint64_t, plan::ScheduleFacts> schedules_;
