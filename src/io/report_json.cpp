@@ -242,8 +242,9 @@ std::string format_summary(const analysis::RunReport& r) {
     row("cluster power", fmt::format("{} IT ({} per node), {} with PUE", si(p.cluster_avg_w, "W"), si(p.avg_node_w, "W"),
                                      si(p.facility_avg_w, "W")));
     row("energy", fmt::format("{} per step, {:.3g} J per token", si(p.energy_per_step_j, "J"), p.energy_per_token_j));
-    row("temperature", fmt::format("peak {:.1f} C ({} cooling, inlet {:.1f} C){}", t.peak_temp_c, t.cooling, t.inlet_c,
-                                   t.reached_shutdown ? " - PAST SHUTDOWN" : ""));
+    row("temperature", fmt::format("peak {:.1f} C ({} cooling, inlet {:.1f} C){}{}", t.peak_temp_c, t.cooling, t.inlet_c,
+                                   t.reached_shutdown ? " - PAST SHUTDOWN" : "",
+                                   r.steps.size() == 1 ? "; one step from idle: training.steps >= 3 for the steady state" : ""));
     row("throttled", fmt::format("{:.1f} % of device-time (power {:.1f} %, thermal {:.1f} %); limiter: {}",
                                  100 * t.throttled_fraction, 100 * t.power_throttled_fraction,
                                  100 * t.thermal_throttled_fraction, t.limiter));
