@@ -269,7 +269,7 @@ EfficiencyCurve parse_rate_curve(const Node& node, Kind kind, DeviceSpec& d, con
 // "power.<key>" / "thermal.<key>" (sourced_fields).
 const std::vector<std::string> kPowerKeys = {"idle", "calibration", "hbm_pj_per_byte", "onchip_pj_per_byte",
                                              "communication", "min_clock_mhz", "clock_step_mhz", "voltage_floor",
-                                             "voltage_knee_mhz", "memory_clock_share", "min_power_cap"};
+                                             "voltage_knee_mhz", "memory_clock_share", "min_power_cap", "leakage_w_per_c"};
 const std::vector<std::string> kThermalKeys = {"resistance_air_c_per_w", "resistance_liquid_c_per_w", "capacitance_j_per_c",
                                                "slowdown_c", "shutdown_c", "hysteresis_c"};
 
@@ -306,6 +306,12 @@ void parse_power(const Node& node, DeviceSpec& d) {
   p.voltage_knee_mhz = positive_double(r.required("voltage_knee_mhz"));
   p.memory_clock_share = fraction(r.required("memory_clock_share"), true);
   p.min_power_cap = positive(r.required("min_power_cap"), r.required("min_power_cap").as_watts());
+  {
+    Node leak = r.required("leakage_w_per_c");
+    p.leakage_w_per_c = leak.as_double();
+    if (!(p.leakage_w_per_c >= 0 && p.leakage_w_per_c <= 20))
+      leak.fail(fmt::format("{} is out of range; allowed: 0 to 20 W per C", p.leakage_w_per_c));
+  }
   r.finish();
   if (!(p.idle < d.board_power)) node.fail(fmt::format("idle {} W must be below board_power {} W", p.idle.value(), d.board_power.value()));
   if (!(p.min_power_cap <= d.board_power))

@@ -24,8 +24,9 @@ void DevicePowerTracker::reset(const PowerOptions& options, std::size_t slots) {
 }
 
 double DevicePowerTracker::current_w(const State& s) const {
-  if (!s.comm) return model_->idle_w() + s.kernel_w;
-  return model_->idle_w() + s.kernel_w / (1 + opt_.comm_interference) + model_->communication_w();
+  const double base = model_->idle_w() + model_->leakage_w(s.temp_c);
+  if (!s.comm) return base + s.kernel_w;
+  return base + s.kernel_w / (1 + opt_.comm_interference) + model_->communication_w();
 }
 
 double DevicePowerTracker::power_w(std::uint32_t slot) const { return current_w(state_[slot]); }
@@ -78,12 +79,15 @@ double DevicePowerTracker::kernel_start(std::uint32_t slot, core::Time now, cons
   // Below board power the limit is on the whole device: with communication running, what the
   // kernel itself may draw is what is left (its dynamic part is spread over (1 + interference)).
   // At board power the calibrated clock stands (the calibration already ran under that limit).
+  // Leakage above the calibration temperature comes off the limit too (power_w counts idle only).
+  const double leak = model_->leakage_w(s.temp_c);
   auto kernel_budget = [&](double device_w) {
+    device_w -= leak;
     if (!s.comm) return device_w;
     const double idle = model_->idle_w();
     return idle + (device_w - idle - model_->communication_w()) * (1 + opt_.comm_interference);
   };
-  int level = opt_.cap_w >= model_->board_w() ? k.cal_level : model_->level_under(k, kernel_budget(opt_.cap_w));
+  int level = opt_.cap_w >= model_->board_w() && leak == 0 ? k.cal_level : model_->level_under(k, kernel_budget(opt_.cap_w));
   s.limit = level < model_->top_level() ? hw::ClockLimit::power : hw::ClockLimit::none;
   if (s.hot) {
     // While hot, the device may draw what its cooling removes at the slowdown temperature.

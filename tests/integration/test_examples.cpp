@@ -131,7 +131,7 @@ TEST_CASE("every bundled example loads and simulates with sane figures") {
 }
 
 TEST_CASE("bundled hot-GPU experiment: the job-wide cost of one hot GPU per node, and a plan change") {
-  // Figures of 2026-12-03 (their files' comments): nominal 3.30 s, one hot GPU per node 3.88 s,
+  // Figures of 2026-12-03 (their files' comments): nominal 3.30 s, one hot GPU per node 3.96 s,
   // the hot stage given 5 of 32 layers 3.07 s. Asserted loosely: the hot GPU costs the whole job
   // at least 10%, and the uneven split wins back at least 15% of the hot step.
   const fs::path dir = fs::path(INFLECT_SOURCE_DIR) / "workloads/examples/whatif";
@@ -393,14 +393,15 @@ TEST_CASE("bundled scan: micro-batch 1..8 on H200s in a cool and a hot hall: pow
       CAPTURE(mb);
       CHECK(row(inlet, mb).status == inflect::scan::RowStatus::ok);
       // Bigger GEMMs draw more (average power and temperature rise, up to what heat allows).
-      CHECK(row(inlet, mb).avg_device_w >= row(inlet, mb / 2).avg_device_w - 1);
+      // (In the hot hall a regulated device's average is pinned at what its cooling removes.)
+      CHECK(row(inlet, mb).avg_device_w >= row(inlet, mb / 2).avg_device_w - 5);
       CHECK(row(inlet, mb).peak_temp_c >= row(inlet, mb / 2).peak_temp_c - 0.01);
       CHECK(row(inlet, mb).peak_temp_c <= 87.1);  // regulated at the slowdown temperature
     }
   }
   // Golden figures (2026-12-03, 2% band): at 25 C nothing throttles for heat; at 42 C micro-batch
-  // 4 and 8 hold 87 C, throttled by heat, and lose 1.6-2.2% of the cool hall's throughput; their
-  // gain from doubling the micro-batch shrinks (8.3% from 4 to 8 against 8.8% at 25 C).
+  // 4 and 8 hold 87 C, throttled by heat (and leaking more), and lose 2.5-3.5% of the cool hall's
+  // throughput; their gain from doubling the micro-batch shrinks (7.7% from 4 to 8 against 8.8%).
   CHECK(row(25, 8).limiter == "power");
   CHECK(row(42, 2).limiter == "power");
   CHECK(row(42, 4).limiter == "thermal");
@@ -408,10 +409,12 @@ TEST_CASE("bundled scan: micro-batch 1..8 on H200s in a cool and a hot hall: pow
   CHECK(row(42, 8).breakdown.compute_throttle_s > 0);
   CHECK(row(25, 8).breakdown.compute_throttle_s == 0);
   CHECK(row(25, 8).tokens_per_s == doctest::Approx(4.991e5).epsilon(kGoldenTolerance));
-  CHECK(row(42, 8).tokens_per_s == doctest::Approx(4.886e5).epsilon(kGoldenTolerance));
+  CHECK(row(42, 8).tokens_per_s == doctest::Approx(4.816e5).epsilon(kGoldenTolerance));
   CHECK(row(42, 8).tokens_per_s < row(25, 8).tokens_per_s);
   CHECK(row(42, 8).tokens_per_s / row(42, 4).tokens_per_s < row(25, 8).tokens_per_s / row(25, 4).tokens_per_s);
-  CHECK(row(42, 1).tokens_per_s == doctest::Approx(row(25, 1).tokens_per_s).epsilon(1e-12));
+  // Micro-batch 1 stays below its slowdown in both halls: only leakage above 74 C separates them.
+  CHECK(row(42, 1).tokens_per_s == doctest::Approx(row(25, 1).tokens_per_s).epsilon(1e-3));
+  CHECK(row(42, 1).tokens_per_s <= row(25, 1).tokens_per_s);
 }
 
 TEST_CASE("cli: scan, report and merge as a batch job drives them") {

@@ -137,3 +137,29 @@ TEST_CASE("device power: temperature under a constant load follows the RC soluti
   CHECK(t.devices()[0].peak_c == doctest::Approx(t.devices()[0].end_c));
   CHECK_FALSE(t.devices()[0].reached_shutdown);
 }
+
+TEST_CASE("device power: leakage above the calibration temperature comes off the limit") {
+  // The toy: calibration temperature 25 + 700 W x 0.05 C/W = 60 C. With 2 W/C of leakage a device
+  // at 80 C leaks 40 W more: idle draw 140 W, and under a 250 W cap the kernel gets 210 W:
+  //   650 MHz: v = 0.65, 100 + 300 * 0.4225 * 0.65 = 182.4 W <= 210
+  //   700 MHz: v = 0.7,  100 + 300 * 0.49   * 0.7  = 202.9 W <= 210
+  //   750 MHz: v = 0.75, 100 + 300 * 0.5625 * 0.75 = 226.6 W > 210: 700 MHz (750 when cool).
+  hw::DeviceSpec d = test::toy_device();
+  d.power.leakage_w_per_c = 2;
+  const hw::PowerModel pm(d);
+  CHECK(pm.calibration_temp_c() == doctest::Approx(60));
+  CHECK(pm.leakage_w(80) == doctest::Approx(40));
+  CHECK(pm.leakage_w(50) == 0);
+  sim::PowerOptions o = options(250, 80);
+  o.model = &pm;
+  sim::DevicePowerTracker t;
+  t.reset(o, 1);
+  CHECK(t.power_w(0) == doctest::Approx(140));
+  (void)t.kernel_start(0, s(0), pm.calibrate(one_second_kernel()));
+  CHECK(t.clock_mhz(0) == 700);
+  sim::PowerOptions cool = options(250, 50);
+  cool.model = &pm;
+  t.reset(cool, 1);
+  (void)t.kernel_start(0, s(0), pm.calibrate(one_second_kernel()));
+  CHECK(t.clock_mhz(0) == 750);
+}

@@ -45,6 +45,7 @@ inline hw::DeviceSpec toy_device() {
   d.power.voltage_knee_mhz = 500;
   d.power.memory_clock_share = 0.1;
   d.power.min_power_cap = core::Watts(100);
+  d.power.leakage_w_per_c = 0;  // tests that want leakage set it
   d.thermal.resistance_air_c_per_w = 0.05;
   d.thermal.resistance_liquid_c_per_w = 0.03;
   d.thermal.capacitance_j_per_c = 100;

@@ -58,6 +58,11 @@ struct PowerSpec {
   double memory_clock_share = 0;
   /// The lowest power limit the device accepts (nvidia-smi / amd-smi range).
   core::Watts min_power_cap;
+  /// Static (leakage) power added per degree above the calibration temperature (the steady
+  /// temperature of the device at board power in an air-cooled node with a 25 C inlet, where the
+  /// calibration measurements are taken to have run): a hotter device has less of its limit left
+  /// for switching, so it clocks lower under the same cap.
+  double leakage_w_per_c = 0;
 };
 
 /// A lumped RC model of the device: C dT/dt = P - (T - T_coolant) / R.

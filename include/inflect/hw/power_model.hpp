@@ -67,6 +67,14 @@ class PowerModel {
   /// Sets k.cal_level from its other fields (profile() calls it; tests build profiles by hand).
   KernelPower calibrate(KernelPower k) const;
 
+  /// The temperature the calibration measurements are taken to have run at: the device at board
+  /// power in an air-cooled node with a 25 C inlet (25 + board power x resistance_air).
+  double calibration_temp_c() const { return calibration_temp_c_; }
+  /// Static power above its calibration level at die temperature `temp_c` (none below it, so a
+  /// cool device keeps its calibrated clocks).
+  double leakage_w(double temp_c) const {
+    return temp_c > calibration_temp_c_ ? device_.power.leakage_w_per_c * (temp_c - calibration_temp_c_) : 0.0;
+  }
   double idle_w() const { return idle_w_; }
   double board_w() const { return board_w_; }
   double communication_w() const { return comm_w_; }
@@ -76,7 +84,7 @@ class PowerModel {
   DeviceSpec device_;
   std::vector<double> clocks_;   // ascending
   std::vector<double> vsq_;      // voltage_ratio(clock)^2 per level
-  double idle_w_ = 0, board_w_ = 0, comm_w_ = 0;
+  double idle_w_ = 0, board_w_ = 0, comm_w_ = 0, calibration_temp_c_ = 0;
   double flop_j_bf16_ = 0;       // joules per dense bf16 tensor FLOP at the max clock's voltage
 };
 
