@@ -151,6 +151,7 @@ void report_power(const plan::Experiment& e, const hw::PowerModel& pm, const wor
     power_lim += w * d.power_limited_s;
     thermal_lim += w * d.thermal_limited_s;
     p.peak_device_w = std::max(p.peak_device_w, d.peak_w);
+    p.peak_avg_device_w = std::max(p.peak_avg_device_w, d.peak_avg_w);
     t.peak_temp_c = std::max(t.peak_temp_c, d.peak_c);
     t.reached_shutdown = t.reached_shutdown || d.reached_shutdown;
   }

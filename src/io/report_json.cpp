@@ -91,6 +91,7 @@ std::string report_to_json(const analysis::RunReport& r, bool include_volatile) 
   power["cap_w"] = powered(pw.cap_w);
   power["avg_device_w"] = powered(pw.avg_device_w);
   power["peak_device_w"] = powered(pw.peak_device_w);
+  power["peak_avg_device_w"] = powered(pw.peak_avg_device_w);
   power["avg_node_w"] = powered(pw.avg_node_w);
   power["cluster_avg_w"] = powered(pw.cluster_avg_w);
   power["facility_avg_w"] = powered(pw.facility_avg_w);
@@ -237,8 +238,10 @@ std::string format_summary(const analysis::RunReport& r) {
     const auto& p = r.power;
     const auto& t = r.thermal;
     out += "\n";
-    row("power per device", fmt::format("{:.0f} W average, {:.0f} W peak (limit {:.0f} W); clock {:.0f} of {:.0f} MHz",
-                                        p.avg_device_w, p.peak_device_w, p.cap_w, p.avg_clock_mhz, p.max_clock_mhz));
+    row("power per device", fmt::format("{:.0f} W average, {:.0f} W peak over 100 ms, {:.0f} W instantaneous (limit {:.0f} W); "
+                                        "clock {:.0f} of {:.0f} MHz",
+                                        p.avg_device_w, p.peak_avg_device_w, p.peak_device_w, p.cap_w, p.avg_clock_mhz,
+                                        p.max_clock_mhz));
     row("cluster power", fmt::format("{} IT ({} per node), {} with PUE", si(p.cluster_avg_w, "W"), si(p.avg_node_w, "W"),
                                      si(p.facility_avg_w, "W")));
     row("energy", fmt::format("{} per step, {:.3g} J per token", si(p.energy_per_step_j, "J"), p.energy_per_token_j));

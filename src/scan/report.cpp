@@ -102,7 +102,7 @@ std::string report_markdown(const ScanMeta& m, const std::vector<ScanRow>& rows,
                        p.step_time_s, 100 * r.mfu, gib(r.peak_memory_bytes), cell(r.plan));
     }
   }
-  s += "\n## All points\n\n| # | family | values | status | devices | step s | tokens/s | MFU | peak GiB | avg W | peak W | "
+  s += "\n## All points\n\n| # | family | values | status | devices | step s | tokens/s | MFU | peak GiB | avg W | peak W (100 ms) | "
        "peak C | throttled | limiter | plan | reason |\n";
   s += "|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n";
   for (const auto& r : rows) {
@@ -111,7 +111,7 @@ std::string report_markdown(const ScanMeta& m, const std::vector<ScanRow>& rows,
                      cell(r.family), cell(values_text(r)), status_name(r.status), r.devices,
                      ok ? fmt::format("{:.4g}", r.step_time_s) : "", ok ? fmt::format("{:.4g}", r.tokens_per_s) : "",
                      ok ? fmt::format("{:.1f}%", 100 * r.mfu) : "", r.status == RowStatus::invalid ? "" : gib(r.peak_memory_bytes),
-                     ok ? fmt::format("{:.0f}", r.avg_device_w) : "", ok ? fmt::format("{:.0f}", r.peak_device_w) : "",
+                     ok ? fmt::format("{:.0f}", r.avg_device_w) : "", ok ? fmt::format("{:.0f}", r.peak_avg_device_w) : "",
                      ok ? fmt::format("{:.1f}", r.peak_temp_c) : "", ok ? fmt::format("{:.1f}%", 100 * r.throttled_fraction) : "",
                      ok ? r.limiter : "", cell(r.plan), cell(r.reason));
   }
@@ -183,7 +183,7 @@ std::string report_html(const ScanMeta& m, const std::vector<ScanRow>& rows, con
   h += "<h2>All points</h2>\n<table><tr><th>#</th><th class=\"l\">family</th>";
   for (const auto& p : m.axis_paths) h += fmt::format("<th class=\"l\">{}</th>", escape(p));
   h += "<th class=\"l\">status</th><th>devices</th><th>step s</th><th>tokens/s</th><th>MFU</th><th>peak GiB</th>"
-       "<th>avg W</th><th>peak W</th><th>peak C</th><th>throttled</th><th class=\"l\">limiter</th>"
+       "<th>avg W</th><th>peak W (100 ms)</th><th>peak C</th><th>throttled</th><th class=\"l\">limiter</th>"
        "<th class=\"l\">plan</th><th class=\"l\">reason</th></tr>\n";
   for (const auto& r : rows) {
     const bool ok = r.status == RowStatus::ok;
@@ -193,7 +193,7 @@ std::string report_html(const ScanMeta& m, const std::vector<ScanRow>& rows, con
                      r.devices, ok ? fmt::format("{:.4g}", r.step_time_s) : "", ok ? fmt::format("{:.4g}", r.tokens_per_s) : "",
                      ok ? fmt::format("{:.1f}%", 100 * r.mfu) : "", r.status == RowStatus::invalid ? "" : gib(r.peak_memory_bytes));
     h += fmt::format("<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td>",
-                     ok ? fmt::format("{:.0f}", r.avg_device_w) : "", ok ? fmt::format("{:.0f}", r.peak_device_w) : "",
+                     ok ? fmt::format("{:.0f}", r.avg_device_w) : "", ok ? fmt::format("{:.0f}", r.peak_avg_device_w) : "",
                      ok ? fmt::format("{:.1f}", r.peak_temp_c) : "", ok ? fmt::format("{:.1f}%", 100 * r.throttled_fraction) : "",
                      ok ? escape(r.limiter) : "");
     h += fmt::format("<td class=\"l\">{}</td><td class=\"l\">{}</td></tr>\n", escape(r.plan), escape(r.reason));

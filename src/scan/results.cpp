@@ -84,6 +84,7 @@ ScanRow row_from_report(const analysis::RunReport& r) {
     row.breakdown = r.breakdown;
     row.avg_device_w = r.power.avg_device_w;
     row.peak_device_w = r.power.peak_device_w;
+    row.peak_avg_device_w = r.power.peak_avg_device_w;
     row.energy_per_token_j = r.power.energy_per_token_j;
     row.peak_temp_c = r.thermal.peak_temp_c;
     row.throttled_fraction = r.thermal.throttled_fraction;
@@ -132,6 +133,7 @@ std::string row_to_jsonl(const ScanRow& r) {
   j["breakdown"] = std::move(br);
   j["avg_device_w"] = timed(r.avg_device_w);
   j["peak_device_w"] = timed(r.peak_device_w);
+  j["peak_avg_device_w"] = timed(r.peak_avg_device_w);
   j["energy_per_token_j"] = timed(r.energy_per_token_j);
   j["peak_temp_c"] = timed(r.peak_temp_c);
   j["throttled_fraction"] = timed(r.throttled_fraction);
@@ -189,6 +191,7 @@ std::optional<ScanRow> row_from_jsonl(const std::string& line) {
     }
     r.avg_device_w = get_number(j, "avg_device_w");
     r.peak_device_w = get_number(j, "peak_device_w");
+    r.peak_avg_device_w = get_number(j, "peak_avg_device_w");
     r.energy_per_token_j = get_number(j, "energy_per_token_j");
     r.peak_temp_c = get_number(j, "peak_temp_c");
     r.throttled_fraction = get_number(j, "throttled_fraction");
@@ -211,8 +214,8 @@ std::string csv_header(const std::vector<std::string>& axis_paths) {
   }
   h += ",status,devices,nodes,device,plan,step_time_s,tokens_per_s,tokens_per_s_per_device,model_tflops_per_gpu,mfu,"
        "peak_memory_gib,fits,compute_s,compute_interference_s,exposed_dp_s,exposed_tp_s,exposed_pp_s,exposed_cp_s,"
-       "exposed_ep_s,bubble_s,other_s,compute_throttle_s,avg_device_w,peak_device_w,energy_per_token_j,peak_temp_c,"
-       "throttled_fraction,limiter,reason";
+       "exposed_ep_s,bubble_s,other_s,compute_throttle_s,avg_device_w,peak_device_w,peak_avg_device_w,energy_per_token_j,"
+       "peak_temp_c,throttled_fraction,limiter,reason";
   return h;
 }
 
@@ -234,8 +237,8 @@ std::string row_to_csv(const ScanRow& r) {
   s += fmt::format(",{},{},{},{},{},{},{},{},{}", t(b.compute_s), t(b.compute_interference_s), t(b.exposed_comm_s.dp),
                    t(b.exposed_comm_s.tp), t(b.exposed_comm_s.pp), t(b.exposed_comm_s.cp), t(b.exposed_comm_s.ep),
                    t(b.bubble_s), t(b.other_s));
-  s += fmt::format(",{},{},{},{},{},{},{}", t(b.compute_throttle_s), t(r.avg_device_w), t(r.peak_device_w),
-                   t(r.energy_per_token_j), t(r.peak_temp_c), t(r.throttled_fraction), ok ? csv_field(r.limiter) : "");
+  s += fmt::format(",{},{},{},{},{},{},{},{}", t(b.compute_throttle_s), t(r.avg_device_w), t(r.peak_device_w),
+                   t(r.peak_avg_device_w), t(r.energy_per_token_j), t(r.peak_temp_c), t(r.throttled_fraction), ok ? csv_field(r.limiter) : "");
   s += ',';
   s += csv_field(r.reason);
   return s;

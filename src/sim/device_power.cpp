@@ -44,6 +44,13 @@ void DevicePowerTracker::settle(std::uint32_t slot, core::Time now) {
     const double j = current_w(s) * dt;
     o.energy_j += j;
     s.window_j += j;
+    s.avg_j += j;
+    if (now - s.avg_start >= opt_.average_window) {
+      o.peak_avg_w = std::max(o.peak_avg_w, s.avg_j / (now - s.avg_start).seconds());
+      s.avg_start = now;
+      s.avg_j = 0;
+      s.avg_closed = true;
+    }
     if (s.level >= 0) {
       o.kernel_s += dt;
       o.clock_mhz_s += model_->clock_mhz(s.level) * dt;
@@ -127,6 +134,7 @@ void DevicePowerTracker::finish(core::Time end) {
     update_temperature(i, end);
     out_[i].end_c = state_[i].temp_c;
     out_[i].end_hot = state_[i].hot;
+    if (!state_[i].avg_closed && end > core::Time::zero()) out_[i].peak_avg_w = out_[i].energy_j / end.seconds();
   }
 }
 

@@ -402,6 +402,9 @@ TEST_CASE("bundled scan: micro-batch 1..8 on H200s in a cool and a hot hall: pow
   // Golden figures (2026-12-03, 2% band): at 25 C nothing throttles for heat; at 42 C micro-batch
   // 4 and 8 hold 87 C, throttled by heat (and leaking more), and lose 2.5-3.5% of the cool hall's
   // throughput; their gain from doubling the micro-batch shrinks (7.7% from 4 to 8 against 8.8%).
+  // Power as telemetry averages it (100 ms) rises with the micro-batch until heat holds it.
+  CHECK(row(25, 8).peak_avg_device_w > row(25, 1).peak_avg_device_w + 50);
+  CHECK(row(42, 8).peak_avg_device_w <= row(42, 4).peak_avg_device_w + 1);
   CHECK(row(25, 8).limiter == "power");
   CHECK(row(42, 2).limiter == "power");
   CHECK(row(42, 4).limiter == "thermal");

@@ -64,6 +64,8 @@ TEST_CASE("device power: energy of a known activity profile") {
   const auto& d = t.devices()[0];
   CHECK(d.energy_j == doctest::Approx(550));
   CHECK(d.peak_w == doctest::Approx(450));
+  // The 100 ms windows inside 0.5-1 s all average 450 W; none averages more.
+  CHECK(d.peak_avg_w == doctest::Approx(450));
   CHECK(d.kernel_s == doctest::Approx(1));
   CHECK(d.clock_mhz_s == doctest::Approx(1000));
   CHECK(d.power_limited_s == 0);

@@ -57,6 +57,7 @@ struct PowerReport {
   double cap_w = 0;                  // the limit each device held
   double avg_device_w = 0;           // mean over devices and the step
   double peak_device_w = 0;          // highest instantaneous draw of any device
+  double peak_avg_device_w = 0;      // highest 100 ms average of any device (what telemetry reads)
   double avg_node_w = 0;             // devices + the node's other parts + its fabric share
   double cluster_avg_w = 0;          // all nodes (IT power)
   double facility_avg_w = 0;         // cluster_avg_w * PUE

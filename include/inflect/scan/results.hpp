@@ -43,6 +43,7 @@ struct ScanRow {
   // Power and temperature: status ok only.
   double avg_device_w = 0;
   double peak_device_w = 0;
+  double peak_avg_device_w = 0;
   double energy_per_token_j = 0;
   double peak_temp_c = 0;
   double throttled_fraction = 0;

@@ -35,6 +35,8 @@ struct PowerOptions {
   double cap_w = 0;                       // the power limit every device holds
   std::vector<DeviceCooling> devices;     // one per simulated rank, in graph order
   core::Time thermal_step = core::Time::from_seconds(0.01);
+  /// Window of the averaged peak (DevicePower::peak_avg_w), as power telemetry averages.
+  core::Time average_window = core::Time::from_seconds(0.1);
   /// The engine's comm_interference: a kernel overlapped by communication is stretched by
   /// (1 + this) with the same energy, so it draws its dynamic power / (1 + this) meanwhile.
   double comm_interference = 0;
@@ -43,7 +45,9 @@ struct PowerOptions {
 /// One device over a run.
 struct DevicePower {
   double energy_j = 0;
-  double peak_w = 0;
+  double peak_w = 0;             // instantaneous, at kernel granularity
+  double peak_avg_w = 0;         // the highest average over any average_window (the run's
+                                 // average when it is shorter than one window)
   double peak_c = 0;
   double end_c = 0;
   double kernel_s = 0;           // time running compute-stream kernels
@@ -80,6 +84,9 @@ class DevicePowerTracker {
     core::Time last;          // when the power last changed (energy settled to here)
     core::Time window_start;  // thermal window
     double window_j = 0;      // energy in the thermal window
+    core::Time avg_start;     // averaging window (peak_avg_w)
+    double avg_j = 0;
+    bool avg_closed = false;  // a whole averaging window has passed
     double kernel_w = 0;      // running kernel's dynamic power (above idle); 0 when none
     double temp_c = 0;
     int level = -1;           // running kernel's clock level; -1 when none
