@@ -52,7 +52,7 @@ void bench_case(const std::string& file, plan::Fidelity f) {
   analysis::RunReport r = analysis::simulate(e, so);
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("%-44s %-9s %6d GPUs  step %8.3f s  wall %8.3f s (compile %.3f, engine %.3f)  events %10llu  ops %10llu  %6.2f M events/s  rss %7.0f MB\n",
-              file.c_str(), f == plan::Fidelity::full ? "full" : "symmetric", r.devices, r.step_time_s, s, r.simulator.compile_s, r.simulator.engine_s,
+              file.c_str(), r.simulator.fidelity.c_str(), r.devices, r.step_time_s, s, r.simulator.compile_s, r.simulator.engine_s,
               static_cast<unsigned long long>(r.simulator.events), static_cast<unsigned long long>(r.simulator.ops),
               static_cast<double>(r.simulator.events) / r.simulator.engine_s / 1e6, peak_rss_mb());
   std::fflush(stdout);
@@ -86,6 +86,9 @@ int cmd_bench(bool quick) {
     if (quick && std::string(c).find("16k") != std::string::npos) continue;
     bench_case(c, plan::Fidelity::full);
   }
+  // Power, clocks and heat: thermally different devices (full fidelity) over 6 warm-start steps;
+  // the events and wall are of all six engine runs.
+  bench_case("workloads/examples/whatif/llama3-8b-hot-gpu-h100.yaml", plan::Fidelity::symmetric);
   bench_search("workloads/search/llama3-405b-16k-h100.yaml");
   return 0;
 }
