@@ -537,3 +537,25 @@ TEST_CASE("symmetric equals full fidelity with a power cap and a hot inlet, powe
     CHECK(rel_diff(sym.breakdown.compute_throttle_s, full.breakdown.compute_throttle_s) <= 1e-6);
   }
 }
+
+TEST_CASE("thermally different devices: a seeded spread is deterministic, and the seed matters") {
+  Config c = small_configs()[1];  // 2 DGX H100 nodes, tp4 dp4
+  c.inlet_c = 40;
+  c.steps = 3;
+  Experiment e = load(c);
+  e.cluster.thermal.spread = 0.3;
+  e.cluster.thermal.seed = 11;
+  const RunReport a = sim(e), b = sim(e);
+  CHECK(a.simulator.fidelity == "full");  // devices differ: no rank stands for another
+  CHECK(inflect::io::report_to_json(a, false) == inflect::io::report_to_json(b, false));
+  Experiment other = e;
+  other.cluster.thermal.seed = 12;
+  const RunReport o = sim(other);
+  CHECK(o.thermal.peak_temp_c != a.thermal.peak_temp_c);
+  // The spread widens the devices' temperatures around the uniform cluster's.
+  Experiment uniform = e;
+  uniform.cluster.thermal = {};
+  const RunReport u = sim(uniform);
+  CHECK(a.thermal.peak_temp_c > u.thermal.peak_temp_c);
+  CHECK(a.step_time_s >= u.step_time_s * (1 - kMonotoneSlack));
+}
