@@ -93,8 +93,7 @@ double ComputeModel::gemm_efficiency(const KernelCost& k) const {
 }
 
 core::Time ComputeModel::duration(const KernelCost& k) const {
-  const KernelTiming t = timing(k);
-  return core::Time::from_seconds(t.launch_s + std::max(t.compute_s, t.memory_s));
+  return timing(k).duration();
 }
 
 KernelTiming ComputeModel::timing(const KernelCost& k) const {

@@ -49,12 +49,9 @@ PowerModel::PowerModel(const DeviceSpec& d) : device_(d) {
   const double byte_w = bytes * (p.hbm_pj_per_byte + p.onchip_pj_per_byte * v * v) * 1e-12 / seconds;
   if (!(seconds > 0) || !(board_w_ - idle_w_ - byte_w > 0))
     bad(d, fmt::format("the calibration GEMM's traffic alone ({:.0f} W) leaves nothing of board - idle for its FLOPs", byte_w));
-  const double j_at_cal = (board_w_ - idle_w_ - byte_w) / p.calibration_rate.value();
-  // A FLOP at another precision costs what full-rate tensor work costs per FLOP there: the same
-  // datapath power at a different rate (fp8 does twice the FLOPs of bf16 per cycle).
-  const double j_cal_vmax = j_at_cal / (v * v);
-  auto bf16 = d.peak_dense.find(core::Precision::bf16);
-  flop_j_bf16_ = j_cal_vmax * peak->second.value() / (bf16 == d.peak_dense.end() ? peak->second.value() : bf16->second.value());
+  // Its FLOPs carry the rest; referred to the max clock's voltage and to the full rate (the peak).
+  const double j_per_flop_vmax = (board_w_ - idle_w_ - byte_w) / p.calibration_rate.value() / (v * v);
+  full_rate_w_ = j_per_flop_vmax * peak->second.value();
 }
 
 double PowerModel::voltage_ratio(double mhz) const {
@@ -71,21 +68,14 @@ KernelPower PowerModel::profile(const KernelCost& k, const ComputeModel& compute
 KernelPower PowerModel::profile(const std::vector<KernelCost>& parts, const ComputeModel& compute) const {
   KernelPower out;
   double bound = 0;
-  const auto bf16 = device_.peak_dense.find(core::Precision::bf16);
   for (const KernelCost& k : parts) {
     const KernelTiming t = compute.timing(k);
-    const double total = compute.duration(k).seconds();
-    out.t_cal_s += total;
+    out.t_cal_s += t.duration().seconds();
     // Compute-bound: the compute part follows the clock; memory-bound: a small share of it.
     bound += t.compute_s >= t.memory_s ? t.compute_s : device_.power.memory_clock_share * t.memory_s;
-    double flop_j = 0;
-    if (k.cls == KernelClass::memory) {
-      // Vector-unit FLOPs at full rate draw what full-rate tensor work does (the same rule).
-      flop_j = flop_j_bf16_ * (bf16 == device_.peak_dense.end() ? 1.0 : bf16->second.value() / device_.vector_fp32.value());
-    } else {
-      const double peak = device_.peak(k.precision).value();
-      flop_j = flop_j_bf16_ * (bf16 == device_.peak_dense.end() ? 1.0 : bf16->second.value() / peak);
-    }
+    // Vector-unit FLOPs (memory-class kernels) are at the vector peak, the others at the tensor peak.
+    const double rate = k.cls == KernelClass::memory ? device_.vector_fp32.value() : device_.peak(k.precision).value();
+    const double flop_j = full_rate_w_ / rate;
     const double flops = k.cls == KernelClass::gemm ? gemm_flops(k) : k.flops.value();
     out.core_j += flops * flop_j + k.bytes.value() * device_.power.onchip_pj_per_byte * 1e-12;
     out.hbm_j += k.bytes.value() * device_.power.hbm_pj_per_byte * 1e-12;

@@ -2,6 +2,7 @@
 // How long a kernel takes on a device: roofline against the device's peaks, times measured
 // efficiency that depends on the kernel's shape, plus a per-kernel launch overhead. There is no
 // global efficiency factor: every efficiency comes from the device data (see DeviceSpec).
+#include <algorithm>
 #include <cstdint>
 
 #include "inflect/core/kernel_cost.hpp"
@@ -52,6 +53,8 @@ struct KernelTiming {
   double launch_s = 0;
   double compute_s = 0;  // FLOPs against the (efficiency-scaled) peak
   double memory_s = 0;   // bytes against the (efficiency-scaled) HBM bandwidth
+  /// launch + max(compute, memory), rounded once to picoseconds.
+  core::Time duration() const { return core::Time::from_seconds(launch_s + std::max(compute_s, memory_s)); }
 };
 
 class ComputeModel {

@@ -85,7 +85,10 @@ class PowerModel {
   std::vector<double> clocks_;   // ascending
   std::vector<double> vsq_;      // voltage_ratio(clock)^2 per level
   double idle_w_ = 0, board_w_ = 0, comm_w_ = 0, calibration_temp_c_ = 0;
-  double flop_j_bf16_ = 0;       // joules per dense bf16 tensor FLOP at the max clock's voltage
+  /// Dynamic power of full-rate work at the max clock's voltage: a FLOP at precision p costs
+  /// full_rate_w_ / peak(p) joules (the same datapath power at a different rate: an fp8 FLOP half
+  /// a bf16 one), a vector FLOP full_rate_w_ / vector_fp32.
+  double full_rate_w_ = 0;
 };
 
 /// Temperature after `dt_s` at constant power: the exact solution of C dT/dt = P - (T - T_c)/R,
