@@ -23,6 +23,8 @@ PowerModel::PowerModel(const DeviceSpec& d) : device_(d) {
   comm_w_ = p.communication.value();
   calibration_temp_c_ = 25 + board_w_ * d.thermal.resistance_air_c_per_w;
   if (!(idle_w_ > 0 && idle_w_ < board_w_)) bad(d, fmt::format("idle {} W must be in (0, board power {} W)", idle_w_, board_w_));
+  if (!(p.min_power_cap.value() <= board_w_))
+    bad(d, fmt::format("min_power_cap {} W must not exceed board power {} W", p.min_power_cap.value(), board_w_));
   if (!(p.clock_step_mhz > 0) || !(p.min_clock_mhz > 0) || !(p.min_clock_mhz <= d.max_clock_mhz))
     bad(d, fmt::format("clock grid {} MHz to {} MHz in steps of {} MHz is not a grid", p.min_clock_mhz, d.max_clock_mhz,
                        p.clock_step_mhz));

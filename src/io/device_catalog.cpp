@@ -13,6 +13,7 @@
 #include "inflect/core/precision.hpp"
 #include "inflect/core/strings.hpp"
 #include "inflect/hw/compute_model.hpp"
+#include "inflect/hw/power_model.hpp"
 #include "io/embedded.hpp"
 
 namespace inflect::io {
@@ -313,17 +314,9 @@ void parse_power(const Node& node, DeviceSpec& d) {
       leak.fail(fmt::format("{} is out of range; allowed: 0 to 20 W per C", p.leakage_w_per_c));
   }
   r.finish();
-  if (!(p.idle < d.board_power)) node.fail(fmt::format("idle {} W must be below board_power {} W", p.idle.value(), d.board_power.value()));
-  if (!(p.min_power_cap <= d.board_power))
-    node.fail(fmt::format("min_power_cap {} W must not exceed board_power {} W", p.min_power_cap.value(), d.board_power.value()));
-  if (!(p.min_clock_mhz <= d.max_clock_mhz) || !(p.calibration_clock_mhz <= d.max_clock_mhz) ||
-      !(p.calibration_clock_mhz >= p.min_clock_mhz) || !(p.voltage_knee_mhz < d.max_clock_mhz))
-    node.fail(fmt::format("clocks must satisfy min_clock_mhz <= calibration.clock_mhz <= max_clock_mhz ({}) and "
-                          "voltage_knee_mhz < max_clock_mhz",
-                          d.max_clock_mhz));
-  auto peak = d.peak_dense.find(p.calibration_precision);
-  if (peak == d.peak_dense.end() || !(p.calibration_rate < peak->second))
-    node.fail("calibration.rate must be below the device's dense peak at calibration.precision");
+  // How the figures fit together (idle below board power, the clocks in order, the calibration
+  // GEMM below the peak and its traffic below board - idle) is hw::PowerModel's check, run by
+  // parse_device once the thermal data it needs is read too.
 }
 
 void parse_thermal(const Node& node, DeviceSpec& d) {
@@ -411,8 +404,10 @@ hw::DeviceSpec parse_device(const Node& root) {
     if (!(d.comm_interference >= 0 && d.comm_interference < 1))
       ci.fail(fmt::format("comm_interference: {} must be a slowdown fraction in [0, 1)", d.comm_interference));
   }
-  parse_power(r.required("power"), d);
+  const Node power = r.required("power");
+  parse_power(power, d);
   parse_thermal(r.required("thermal"), d);
+  located(power, [&] { (void)hw::PowerModel(d); });
   {
     Node sources = r.required("sources");
     MapReader sr(sources);

@@ -176,6 +176,13 @@ TEST_CASE("parse_device is strict and says where") {
   std::string err = parse_error(replaced(good, "rate: 1290.1TFLOP/s", "rate: 2290.1TFLOP/s"));
   CHECK(err.find("test/h100-sxm.yaml:") != std::string::npos);
   CHECK(err.find("> 1") != std::string::npos);
+  // Power figures that do not fit together (hw::PowerModel's check) are an error at `power:`.
+  const std::string hot_idle = parse_error(replaced(good, "  idle: 74.7W", "  idle: 740W"));
+  CHECK(hot_idle.find("test/h100-sxm.yaml:") != std::string::npos);
+  CHECK(hot_idle.find("idle 740 W must be in (0, board power 700 W)") != std::string::npos);
+  CHECK(parse_error(replaced(good, "  min_power_cap: 200W", "  min_power_cap: 900W")).find("must not exceed board power") !=
+        std::string::npos);
+  CHECK(parse_error(replaced(good, "clock_mhz: 1620,", "clock_mhz: 2620,")).find("calibration clock") != std::string::npos);
   // A curve naming an unknown measurement gets a suggestion.
   CHECK(parse_error(replaced(good, "fp8: {shape: azure-gemm-h100-fp8,", "fp8: {shape: azure-gemm-h100-fp9,"))
             .find("did you mean 'azure-gemm-h100-fp8'") != std::string::npos);
