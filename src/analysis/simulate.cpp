@@ -136,11 +136,9 @@ std::vector<sim::DeviceCooling> cooling(const plan::Experiment& e, const hw::Pow
 // Power and thermal figures of one engine run, over all devices (a simulated rank weighs as the
 // ranks it represents).
 void report_power(const plan::Experiment& e, const hw::PowerModel& pm, const workload::ExecutionGraph& graph,
-                  const sim::EngineResult& res, double tokens_per_step, RunReport& r) {
+                  const sim::EngineResult& res, double tokens_per_step, PowerReport& p, ThermalReport& t) {
   const double step = res.makespan.seconds();
   double devices = 0, energy = 0, clock = 0, kernel = 0, power_lim = 0, thermal_lim = 0;
-  PowerReport& p = r.power;
-  ThermalReport& t = r.thermal;
   for (std::size_t i = 0; i < res.power.size(); ++i) {
     const double w = graph.represents()[i];
     const auto& d = res.power[i];
@@ -202,18 +200,27 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   eo.power.cap_w = e.cluster.power_cap();
   eo.power.comm_interference = eo.comm_interference;
   auto te = std::chrono::steady_clock::now();
-  // training.steps: see cooling() for where each step starts. The observer sees the last step only.
+  auto meta = [&](const char* k) {
+    auto it = graph.meta().find(k);
+    return it == graph.meta().end() ? 0.0 : it->second;
+  };
+  const double tokens_per_step = meta("tokens_per_step");
+  // training.steps: see cooling() for where each step starts. The observer sees the last step
+  // only; the report's power and thermal figures are the last step's.
   std::vector<StepRecord> steps;
   sim::EngineResult res;
+  PowerReport power_report;
+  ThermalReport thermal_report;
   std::uint64_t events = 0;
   for (int step = 1; step <= e.training.steps; ++step) {
     eo.power.devices = cooling(e, power, graph, step == 1 ? nullptr : &res, step == 1 ? nullptr : &eo.power.devices);
     eo.observer = step == e.training.steps ? options.observer : nullptr;
     res = sim::run_engine(graph, topo, compute, eo);
     events += res.events;
-    RunReport tmp;
-    report_power(e, power, graph, res, 0, tmp);
-    steps.push_back({res.makespan.seconds(), tmp.thermal.peak_temp_c, tmp.power.avg_device_w});
+    power_report = {};
+    thermal_report = {};
+    report_power(e, power, graph, res, tokens_per_step, power_report, thermal_report);
+    steps.push_back({res.makespan.seconds(), thermal_report.peak_temp_c, power_report.avg_device_w});
   }
   const double engine_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - te).count();
 
@@ -226,11 +233,7 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   r.devices = devices;
   r.plan = plan_summary;
   r.step_time_s = res.makespan.seconds();
-  auto meta = [&](const char* k) {
-    auto it = graph.meta().find(k);
-    return it == graph.meta().end() ? 0.0 : it->second;
-  };
-  r.tokens_per_step = meta("tokens_per_step");
+  r.tokens_per_step = tokens_per_step;
   r.model_flops_per_step = meta("model_flops_per_step");
   double hw_flops = 0;
   for (std::size_t i = 0; i < res.ranks.size(); ++i) hw_flops += res.ranks[i].flops * graph.represents()[i];
@@ -269,7 +272,8 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
     r.breakdown.other_s = c.other.seconds();
     r.breakdown.critical_rank_note = fmt::format("rank {}", c.rank);
   }
-  report_power(e, power, graph, res, r.tokens_per_step, r);
+  r.power = std::move(power_report);
+  r.thermal = std::move(thermal_report);
   r.steps = std::move(steps);
   r.simulator.engine_s = engine_s;
   r.simulator.events = events;
