@@ -243,9 +243,7 @@ plan::ThermalVariation read_thermal_variation(const Node& node, const plan::Clus
       MapReader ir(item);
       plan::ThermalVariation::NodeInlet n;
       n.node = static_cast<int>(ir.required("node").as_int(0, c.nodes - 1));
-      Node in = ir.required("inlet_c");
-      n.inlet_c = in.as_double();
-      if (!(n.inlet_c >= -50 && n.inlet_c <= 100)) in.fail(fmt::format("{} C is out of range; allowed: -50 to 100", n.inlet_c));
+      n.inlet_c = read_number(ir.required("inlet_c"), option("cluster.inlet_c"));  // the same bounds
       ir.finish();
       for (const auto& other : v.node_inlets)
         if (other.node == n.node) item.fail(fmt::format("node {} is listed twice", n.node));

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "inflect/core/error.hpp"
+#include "inflect/core/strings.hpp"
 #include "inflect/plan/placement.hpp"
 #include "inflect/plan/schedule.hpp"
 #include "inflect/workload/layer_costs.hpp"
@@ -865,10 +866,10 @@ CompiledPlan Compiler::run() {
                             workload::recompute_name(p_.recompute),
                             e_.training.micro_batch, mbs_);
   if (!p_.layers_per_stage.empty()) {
-    std::string layers_text;
-    for (int n : p_.layers_per_stage) layers_text += fmt::format("{}{}", layers_text.empty() ? "" : "/", n);
+    std::vector<std::string> counts;
+    for (int n : p_.layers_per_stage) counts.push_back(std::to_string(n));
     out.summary += " layers=";
-    out.summary += layers_text;
+    out.summary += core::join(counts, "/");
   }
   g_.name = e_.name;
   g_.meta()["model_flops_per_step"] = out.model_flops_per_step;
