@@ -9,34 +9,56 @@
 namespace inflect::net {
 namespace {
 
-// Accumulates bytes per link for one phase, then emits them sorted.
+// Accumulates bytes per link for one phase, then emits them sorted. Loads add up in a dense
+// per-link array (one per thread, sized to the topology) and only the links touched are sorted:
+// a 128-rank ring over a 16k-GPU fabric touches ~500 links, and is lowered hundreds of times.
 class PhaseBuilder {
  public:
-  explicit PhaseBuilder(const Topology& topo) : topo_(topo) {}
+  explicit PhaseBuilder(const Topology& topo) : topo_(topo) {
+    Scratch& s = scratch();
+    for (LinkId l : s.touched) s.bytes[l] = 0;  // left by a builder that never finished (a throw)
+    s.touched.clear();
+    if (s.bytes.size() < topo.links().size()) s.bytes.resize(topo.links().size(), 0.0);
+  }
   void add_route(DeviceId a, DeviceId b, double bytes) {
     if (a == b || bytes <= 0) return;
+    Scratch& s = scratch();
     Path p = topo_.route(a, b);
-    for (int i = 0; i < p.size; ++i) loads_.push_back({p.links[static_cast<std::size_t>(i)], bytes});
+    for (int i = 0; i < p.size; ++i) {
+      const LinkId l = p.links[static_cast<std::size_t>(i)];
+      if (s.bytes[l] == 0) s.touched.push_back(l);
+      s.bytes[l] += bytes;
+    }
     max_path_latency_ = std::max(max_path_latency_, p.latency.value());
   }
   double max_path_latency() const { return max_path_latency_; }
   TransferPhase finish(double latency_s) {
-    std::sort(loads_.begin(), loads_.end());
+    Scratch& s = scratch();
+    std::sort(s.touched.begin(), s.touched.end());
     TransferPhase ph;
-    for (const auto& [l, b] : loads_) {
-      if (!ph.link_bytes.empty() && ph.link_bytes.back().first == l) ph.link_bytes.back().second += b;
-      else ph.link_bytes.push_back({l, b});
+    ph.link_bytes.reserve(s.touched.size());
+    for (LinkId l : s.touched) {
+      ph.link_bytes.push_back({l, s.bytes[l]});
+      ph.max_link_bytes = std::max(ph.max_link_bytes, s.bytes[l]);
+      s.bytes[l] = 0;
     }
-    for (const auto& lb : ph.link_bytes) ph.max_link_bytes = std::max(ph.max_link_bytes, lb.second);
+    s.touched.clear();
     ph.latency = core::Seconds(latency_s);
-    loads_.clear();
     max_path_latency_ = 0;
     return ph;
   }
 
  private:
+  struct Scratch {
+    std::vector<double> bytes;  // by link id; all zero between phases
+    std::vector<LinkId> touched;
+  };
+  // One builder is live at a time per thread (each phase is finished before the next starts).
+  static Scratch& scratch() {
+    thread_local Scratch s;
+    return s;
+  }
   const Topology& topo_;
-  std::vector<std::pair<LinkId, double>> loads_;
   double max_path_latency_ = 0;
 };
 

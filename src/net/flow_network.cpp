@@ -20,6 +20,7 @@ core::Time ticks_to_move(double bytes, double rate) {
 }  // namespace
 
 FlowNetwork::FlowNetwork(const std::vector<Link>& links) {
+  solver_.reserve_constraints(links.size());
   for (const Link& l : links) solver_.add_constraint(l.capacity.value());
 }
 

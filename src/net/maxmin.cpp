@@ -12,6 +12,8 @@ MaxMinSystem::ConsId MaxMinSystem::add_constraint(double capacity) {
   Cons c;
   c.capacity = capacity;
   cons_.push_back(std::move(c));
+  occupant_.push_back(kNoVar);
+  capacity_.push_back(capacity);
   return static_cast<ConsId>(cons_.size() - 1);
 }
 
@@ -56,39 +58,64 @@ MaxMinSystem::VarId MaxMinSystem::add_variable(std::span<const std::pair<ConsId,
     v.uses.resize(out);
   }
   // A variable on constraints nobody else uses is a component of its own (the common case: a
-  // collective on links no other transfer crosses): its rate is known without a search, and its
-  // constraints need no re-solve unless another variable joins them before solve().
+  // collective on links no other transfer crosses): its rate is known without a search, and it
+  // stays out of the constraints' lists unless another variable joins one of them.
   bool alone = true;
-  for (const Use& u : v.uses) alone = alone && cons_[u.cons].vars.empty();
+  for (const Use& u : v.uses) {
+    const VarId o = occupant_[u.cons];
+    if (o == kNoVar) continue;
+    alone = false;
+    if (o != kListed) enter(o, true);  // the solo one gains company: list it, re-solve
+  }
+  if (alone) {
+    v.solo = true;
+    for (const Use& u : v.uses) occupant_[u.cons] = id;
+    isolated_.push_back(id);
+  } else {
+    v.solo = false;
+    enter(id, true);
+  }
+  ++live_;
+  return id;
+}
+
+void MaxMinSystem::enter(VarId id, bool dirty) {
+  Var& v = vars_[id];
+  v.solo = false;
+  v.slot.clear();
   for (std::uint32_t i = 0; i < v.uses.size(); ++i) {
     Cons& c = cons_[v.uses[i].cons];
+    occupant_[v.uses[i].cons] = kListed;
     v.slot.push_back(static_cast<std::uint32_t>(c.vars.size()));
     c.vars.push_back(id);
     c.use_index.push_back(i);
-    if (!alone) mark_dirty(v.uses[i].cons);
+    if (dirty) mark_dirty(v.uses[i].cons);
   }
-  if (v.uses.empty() || alone) isolated_.push_back(id);
-  ++live_;
-  return id;
 }
 
 void MaxMinSystem::remove_variable(VarId id) {
   Var& v = vars_[id];
   core::check_invariant(v.live, "removing a variable that is not live");
-  for (std::uint32_t i = 0; i < v.uses.size(); ++i) {
-    Cons& c = cons_[v.uses[i].cons];
-    std::uint32_t s = v.slot[i];
-    VarId moved = c.vars.back();
-    std::uint32_t moved_use = c.use_index.back();
-    c.vars[s] = moved;
-    c.use_index[s] = moved_use;
-    vars_[moved].slot[moved_use] = s;
-    c.vars.pop_back();
-    c.use_index.pop_back();
-    // A constraint left without variables has nothing to re-solve.
-    if (!c.vars.empty()) mark_dirty(v.uses[i].cons);
+  if (v.solo) {
+    for (const Use& u : v.uses) occupant_[u.cons] = kNoVar;
+  } else {
+    for (std::uint32_t i = 0; i < v.uses.size(); ++i) {
+      Cons& c = cons_[v.uses[i].cons];
+      std::uint32_t s = v.slot[i];
+      VarId moved = c.vars.back();
+      std::uint32_t moved_use = c.use_index.back();
+      c.vars[s] = moved;
+      c.use_index[s] = moved_use;
+      vars_[moved].slot[moved_use] = s;
+      c.vars.pop_back();
+      c.use_index.pop_back();
+      // A constraint left without variables has nothing to re-solve.
+      if (!c.vars.empty()) mark_dirty(v.uses[i].cons);
+      else occupant_[v.uses[i].cons] = kNoVar;
+    }
   }
   v.live = false;
+  v.solo = false;
   v.rate = 0;
   free_vars_.push_back(id);
   --live_;
@@ -100,16 +127,11 @@ void MaxMinSystem::solve(std::vector<VarId>& changed) {
     Var& var = vars_[id];
     if (!var.live || var.mark == stamp_) continue;
     var.mark = stamp_;
-    // Still alone? A variable that joined one of its constraints since made them dirty: the
-    // component search below solves both.
-    bool alone = true;
+    // Still alone? A variable that joined one of its constraints since entered it in their
+    // lists and made them dirty: the component search below solves both.
+    if (!var.solo) continue;
     double rate = var.bound;
-    for (const Use& u : var.uses) {
-      const Cons& c = cons_[u.cons];
-      alone = alone && c.vars.size() == 1;
-      rate = std::min(rate, c.capacity / u.weight);
-    }
-    if (!alone) continue;
+    for (const Use& u : var.uses) rate = std::min(rate, capacity_[u.cons] / u.weight);
     var.rate = rate;
     changed.push_back(id);
   }
@@ -147,7 +169,7 @@ void MaxMinSystem::solve(std::vector<VarId>& changed) {
       // constraint's capacity over the variable's weight on it, or its bound.
       Var& var = vars_[comp_vars_.front()];
       double rate = var.bound;
-      for (const Use& u : var.uses) rate = std::min(rate, cons_[u.cons].capacity / u.weight);
+      for (const Use& u : var.uses) rate = std::min(rate, capacity_[u.cons] / u.weight);
       if (rate != var.rate || var.rate == 0) changed.push_back(comp_vars_.front());
       var.rate = rate;
       continue;

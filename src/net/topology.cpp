@@ -10,6 +10,8 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <boost/graph/adjacency_list.hpp>
+#include <memory>
+#include <mutex>
 #include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/visitors.hpp>
 #pragma GCC diagnostic pop
@@ -210,7 +212,7 @@ const char* to_string(LinkClass c) {
 }
 
 /// The whole-cluster graph and the vertex layout needed to name link endpoints.
-struct Topology::Impl {
+struct ClusterGraph {
   Graph graph;
   std::vector<std::pair<Vertex, Vertex>> ends;  // by link id
   std::size_t per_node_vertices = 0;
@@ -304,8 +306,26 @@ Topology::Topology(const TopologySpec& spec, int nodes) : spec_(spec), nodes_(no
     links_.push_back({cap, core::Seconds(0), LinkClass::leaf_down});
   }
 
+  impl_ = std::make_shared<Impl>();
+}
+
+// The whole-cluster Boost graph is only read to name links and count vertices (reports, tests);
+// a 16k-GPU topology has ~100k edges, so it is built on first use, not with every Topology.
+struct Topology::Impl {
+  std::once_flag once;
+  std::unique_ptr<ClusterGraph> graph;
+};
+
+const ClusterGraph& Topology::cluster_graph() const {
+  std::call_once(impl_->once, [this] { impl_->graph = build_cluster_graph(); });
+  return *impl_->graph;
+}
+
+std::unique_ptr<ClusterGraph> Topology::build_cluster_graph() const {
+  const NodeFabric nf = build_node_fabric(spec_);
+  const std::size_t total_nics = static_cast<std::size_t>(nodes_) * static_cast<std::size_t>(nics_);
   // --- The whole-cluster graph: per-node fabrics, NICs, leaves and the aggregated core.
-  auto impl = std::make_shared<Impl>();
+  auto impl = std::make_unique<ClusterGraph>();
   impl->per_node = per_node_;
   impl->nics = nics_;
   impl->switched = spec_.intra.kind == IntraFabricKind::switched;
@@ -341,7 +361,7 @@ Topology::Topology(const TopologySpec& spec, int nodes) : spec_(spec), nodes_(no
     add(leaf_v, impl->core_vertex, static_cast<LinkId>(leaf_base_ + 2 * static_cast<std::uint32_t>(leaf)));
     add(impl->core_vertex, leaf_v, static_cast<LinkId>(leaf_base_ + 2 * static_cast<std::uint32_t>(leaf) + 1));
   }
-  impl_ = std::move(impl);
+  return impl;
 }
 
 int Topology::leaf_of_nic(int nic) const {
@@ -385,11 +405,12 @@ Path Topology::route(DeviceId a, DeviceId b) const {
 
 std::string Topology::link_name(LinkId l) const {
   core::check_invariant(l < links_.size(), "link id must index links()");
-  const auto& [from, to] = impl_->ends[l];
-  return impl_->vertex_name(from) + "->" + impl_->vertex_name(to);
+  const ClusterGraph& cg = cluster_graph();
+  const auto& [from, to] = cg.ends[l];
+  return cg.vertex_name(from) + "->" + cg.vertex_name(to);
 }
 
-std::size_t Topology::graph_vertices() const { return boost::num_vertices(impl_->graph); }
-std::size_t Topology::graph_edges() const { return boost::num_edges(impl_->graph); }
+std::size_t Topology::graph_vertices() const { return boost::num_vertices(cluster_graph().graph); }
+std::size_t Topology::graph_edges() const { return boost::num_edges(cluster_graph().graph); }
 
 }  // namespace inflect::net

@@ -258,19 +258,32 @@ GroupId Compiler::group_uncached(GroupType type, RankId r, int chunk) {
   workload::Group grp;
   grp.members = members(type, r, chunk);
   if (o_.fidelity == Fidelity::symmetric) {
-    // Class of r: every rank of the same stage. Enumerate the distinct groups of that class.
+    // Class of r: every rank of the same stage. Enumerate the distinct groups of that class, in
+    // the order of their first ranks along (tp, cp, dp). A group other than a PP pair lies inside
+    // the stage, so once one of its members has been seen the others need not be asked for it:
+    // each rank is visited once, not once per member of its group (16k ranks x 128-rank groups).
     const Coords c = mesh_->coords(r);
+    std::vector<std::int32_t> order(static_cast<std::size_t>(mesh_->ranks()), -1);  // rank -> visit index
+    std::vector<char> seen(static_cast<std::size_t>(mesh_->ranks()), 0);
+    std::vector<std::pair<std::int32_t, std::vector<RankId>>> found;  // (first member's index, members)
+    std::int32_t next = 0;
+    for (int tp = 0; tp < p_.tp; ++tp)
+      for (int cp = 0; cp < p_.cp; ++cp)
+        for (int dp = 0; dp < dp_; ++dp) order[static_cast<std::size_t>(mesh_->rank(Coords{tp, cp, c.pp, dp}))] = next++;
     for (int tp = 0; tp < p_.tp; ++tp)
       for (int cp = 0; cp < p_.cp; ++cp)
         for (int dp = 0; dp < dp_; ++dp) {
-          Coords x{tp, cp, c.pp, dp};
-          RankId xr = mesh_->rank(x);
+          const RankId xr = mesh_->rank(Coords{tp, cp, c.pp, dp});
+          if (!pp && seen[static_cast<std::size_t>(xr)]) continue;
           std::vector<RankId> mem = members(type, xr, chunk);
-          RankId xb = pp ? xr : mem.front();
+          const RankId xb = pp ? xr : mem.front();
+          if (!pp)
+            for (RankId m : mem) seen[static_cast<std::size_t>(m)] = 1;
           if (xb == b) continue;
-          if (!pp && xr != xb) continue;  // only the first rank of a group enumerates it
-          grp.mirrors.push_back(std::move(mem));
+          found.push_back({order[static_cast<std::size_t>(xb)], std::move(mem)});
         }
+    std::sort(found.begin(), found.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (auto& f : found) grp.mirrors.push_back(std::move(f.second));
   }
   GroupId id = g_.add_group(std::move(grp));
   groups_[key] = id;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <tuple>
 
 #include "inflect/core/error.hpp"
 #include "inflect/core/event_queue.hpp"
@@ -144,6 +146,7 @@ class Engine {
   BigVector<std::uint32_t> inst_members_;
   std::vector<std::vector<ReadyPhase>> lowered_;
   std::vector<char> lowered_done_;
+  std::map<std::tuple<workload::GroupId, int, double>, std::uint32_t> lowered_by_key_;  // -> first payload lowered
   std::vector<Active> active_;
   std::vector<std::uint32_t> free_active_;
   std::vector<std::uint32_t> transfer_owner_;
@@ -296,32 +299,61 @@ void Engine::setup(const hw::ComputeModel& compute) {
 const std::vector<ReadyPhase>& Engine::phases_for(std::uint32_t payload) {
   if (lowered_done_[payload]) return lowered_[payload];
   const auto& c = g_.collectives()[payload];
+  // Collectives of the same kind and size on the same group lower identically: lower once.
+  const auto key = std::make_tuple(c.group, static_cast<int>(c.kind), c.bytes.value());
+  if (auto it = lowered_by_key_.find(key); it != lowered_by_key_.end()) {
+    lowered_[payload] = lowered_[it->second];
+    lowered_done_[payload] = 1;
+    return lowered_[payload];
+  }
+  lowered_by_key_.emplace(key, payload);
   const auto& grp = g_.groups()[c.group];
   const net::CollectiveOp op = to_net(c.kind);
   net::LoweredCollective rep = net::lower_collective(op, grp.members, c.bytes, topo_, opt_.tuning);
-  std::vector<net::LoweredCollective> mirrors;
-  for (const auto& m : grp.mirrors) mirrors.push_back(net::lower_collective(op, m, c.bytes, topo_, opt_.tuning));
+  // A mirror inside one node that holds none of the representative's members crosses only that
+  // node's scale-up links, none of which the representative's routes cross (a route leaves a
+  // node only through its NICs): it adds no weight, so it is not lowered (the TP groups of the
+  // other replicas, thousands on a 16k-GPU run).
+  std::vector<char> rep_node(static_cast<std::size_t>(topo_.nodes()), 0);
+  for (auto r : grp.members) rep_node[static_cast<std::size_t>(topo_.node_of(r))] = 1;
+  auto disjoint = [&](const std::vector<workload::RankId>& m) {
+    const int node = topo_.node_of(m.front());
+    for (auto r : m)
+      if (topo_.node_of(r) != node) return false;
+    return !rep_node[static_cast<std::size_t>(node)];
+  };
   std::vector<ReadyPhase> out;
-  for (std::size_t p = 0; p < rep.phases.size(); ++p) {
-    const auto& ph = rep.phases[p];
+  for (const auto& ph : rep.phases) {
     ReadyPhase r;
     r.bytes = ph.max_link_bytes;
     r.latency = Time::from_seconds(ph.latency.value());
-    if (r.bytes > 0) {
-      // The representative's transfer weighs on each of its links as itself plus every mirror
-      // crossing that link. Links only mirrors cross are left out: on symmetric inputs each is the
-      // image of one of the representative's own links under the symmetry, loaded the same way.
+    if (r.bytes > 0)
       for (const auto& [l, b] : ph.link_bytes) r.weights.push_back({l, b / r.bytes});
-      for (const auto& m : mirrors) {
-        if (p >= m.phases.size()) continue;
-        for (const auto& [l, b] : m.phases[p].link_bytes) {
-          auto it = std::lower_bound(r.weights.begin(), r.weights.end(), std::make_pair(l, 0.0),
-                                     [](const auto& x, const auto& y) { return x.first < y.first; });
-          if (it != r.weights.end() && it->first == l) it->second += b / r.bytes;
-        }
-      }
-    }
     out.push_back(std::move(r));
+  }
+  // The representative's transfer weighs on each of its links as itself plus every mirror
+  // crossing that link. Links only mirrors cross are left out: on symmetric inputs each is the
+  // image of one of the representative's own links under the symmetry, loaded the same way.
+  auto add_mirror_bytes = [&](std::size_t p, net::LinkId l, double b) {
+    if (p >= out.size() || out[p].bytes <= 0) return;
+    auto& w = out[p].weights;
+    auto it = std::lower_bound(w.begin(), w.end(), std::make_pair(l, 0.0),
+                               [](const auto& x, const auto& y) { return x.first < y.first; });
+    if (it != w.end() && it->first == l) it->second += b / out[p].bytes;
+  };
+  for (const auto& m : grp.mirrors) {
+    if (m.empty() || disjoint(m)) continue;
+    if (op == net::CollectiveOp::send_recv && m.size() == 2) {
+      // A point-to-point mirror is one route carrying the message: no need to lower it (a 16k-GPU
+      // plan has a thousand per pipeline boundary).
+      if (m[0] == m[1]) continue;
+      const net::Path path = topo_.route(m[0], m[1]);
+      for (int i = 0; i < path.size; ++i) add_mirror_bytes(0, path.links[static_cast<std::size_t>(i)], c.bytes.value());
+      continue;
+    }
+    const net::LoweredCollective lm = net::lower_collective(op, m, c.bytes, topo_, opt_.tuning);
+    for (std::size_t p = 0; p < lm.phases.size(); ++p)
+      for (const auto& [l, b] : lm.phases[p].link_bytes) add_mirror_bytes(p, l, b);
   }
   lowered_[payload] = std::move(out);
   lowered_done_[payload] = 1;

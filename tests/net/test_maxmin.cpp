@@ -344,3 +344,34 @@ TEST_CASE("maxmin: a variable added alone is solved directly, and re-solved with
   CHECK(std::count(changed.begin(), changed.end(), v) == 1);
   CHECK(s.rate(v) == doctest::Approx(4));
 }
+
+TEST_CASE("maxmin: a solo variable joined after its solve shares, and gets the link back when left alone") {
+  // x alone on a (capacity 10) is solved directly at 10. y joins a after that solve: x must be
+  // entered in a's list and both re-solved (5 each, both reported). When y leaves, x is re-solved
+  // to 10 again; when x leaves too, a new variable on a is alone again (rate 10).
+  MaxMinSystem s;
+  const auto a = s.add_constraint(10);
+  std::vector<MaxMinSystem::VarId> changed;
+  const std::pair<MaxMinSystem::ConsId, double> only_a[] = {{a, 1}};
+  const auto x = s.add_variable(only_a);
+  s.solve(changed);
+  CHECK(s.rate(x) == doctest::Approx(10));
+  const auto y = s.add_variable(only_a);
+  changed.clear();
+  s.solve(changed);
+  CHECK(s.rate(x) == doctest::Approx(5));
+  CHECK(s.rate(y) == doctest::Approx(5));
+  CHECK(std::count(changed.begin(), changed.end(), x) == 1);
+  CHECK(std::count(changed.begin(), changed.end(), y) == 1);
+  s.remove_variable(y);
+  changed.clear();
+  s.solve(changed);
+  CHECK(s.rate(x) == doctest::Approx(10));
+  CHECK(changed == std::vector<MaxMinSystem::VarId>{x});
+  s.remove_variable(x);
+  const auto z = s.add_variable(only_a);
+  changed.clear();
+  s.solve(changed);
+  CHECK(s.rate(z) == doctest::Approx(10));
+  CHECK(changed == std::vector<MaxMinSystem::VarId>{z});
+}

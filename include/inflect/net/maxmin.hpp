@@ -11,7 +11,10 @@
 //
 // Incremental: only the connected components (through shared constraints) touched since the last
 // solve() are re-solved, so independent flows (the TP collectives of different nodes) cost nothing
-// to each other.
+// to each other. A variable that arrives on constraints nobody uses ("solo", the common case) is
+// not entered in their variable lists, only marked on them; it is entered (and its component
+// re-solved) when a second variable joins one of them. Adding and removing a solo variable is a
+// write per constraint.
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -26,6 +29,12 @@ class MaxMinSystem {
   using ConsId = std::uint32_t;
   static constexpr double kUnbounded = std::numeric_limits<double>::infinity();
 
+  /// Room for `n` constraints without reallocating (a 16k-GPU topology has ~100k links).
+  void reserve_constraints(std::size_t n) {
+    cons_.reserve(n);
+    occupant_.reserve(n);
+    capacity_.reserve(n);
+  }
   /// Adds a constraint of `capacity` (> 0) units per second.
   ConsId add_constraint(double capacity);
   /// Adds a variable using each listed constraint with the given weight (> 0); `bound` caps its
@@ -39,7 +48,7 @@ class MaxMinSystem {
   /// Current rate of a live variable (units of its own progress per second).
   double rate(VarId v) const { return vars_[v].rate; }
   std::size_t live_variables() const { return live_; }
-  double capacity(ConsId c) const { return cons_[c].capacity; }
+  double capacity(ConsId c) const { return capacity_[c]; }
 
  private:
   struct Use {
@@ -52,6 +61,7 @@ class MaxMinSystem {
     double bound = kUnbounded;
     double rate = 0;
     bool live = false;
+    bool solo = false;      // marked on its constraints, not in their lists (see above)
     bool fixed = false;     // scratch for solve
     std::uint32_t mark = 0; // component visit stamp
   };
@@ -65,10 +75,17 @@ class MaxMinSystem {
     double remaining = 0;
     double unfixed_weight = 0;
   };
+  static constexpr VarId kNoVar = std::numeric_limits<VarId>::max();  // occupant: no variable
+  static constexpr VarId kListed = kNoVar - 1;                        // occupant: see `vars`
   void mark_dirty(ConsId c);
+  void enter(VarId id, bool dirty);  // puts a variable in its constraints' lists
 
   std::vector<Var> vars_;
   std::vector<Cons> cons_;
+  // Per constraint, who uses it: kNoVar, its solo variable, or kListed. Apart from `cons_` so the
+  // check a new variable makes on each of its constraints reads 4 bytes, not a Cons.
+  std::vector<VarId> occupant_;
+  std::vector<double> capacity_;  // = cons_[c].capacity, compact for the solo rate
   std::vector<VarId> free_vars_;
   std::vector<ConsId> dirty_;
   std::vector<VarId> isolated_;  // new variables with no constraint: rate = bound

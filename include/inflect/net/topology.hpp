@@ -25,6 +25,8 @@
 
 namespace inflect::net {
 
+struct ClusterGraph;  // src/net/topology.cpp
+
 /// Dense index into Topology::links().
 using LinkId = std::uint32_t;
 /// Global device index: node * devices_per_node + local index.
@@ -89,6 +91,8 @@ class Topology {
 
  private:
   struct Impl;
+  const ClusterGraph& cluster_graph() const;
+  std::unique_ptr<ClusterGraph> build_cluster_graph() const;
   TopologySpec spec_;
   int nodes_ = 0;
   int per_node_ = 0;
@@ -106,8 +110,8 @@ class Topology {
   int leaf_groups_ = 0;
   double nic_latency_ = 0;             // seconds, once per route leaving the node
   double switch_latency_ = 0;          // seconds, per scale-out switch crossed
-  // The whole-cluster graph; immutable after construction, so copies share it.
-  std::shared_ptr<const Impl> impl_;
+  // The whole-cluster graph, built on first use (thread-safe); copies share it.
+  std::shared_ptr<Impl> impl_;
 };
 
 }  // namespace inflect::net
