@@ -342,6 +342,18 @@ std::vector<KernelSpec> head_bwd(const ModelSpec& m, const ShardShape& s) {
   return out;
 }
 
+KernelSpec gemm_row_slice(const KernelSpec& g, int parts) {
+  core::check_invariant(g.cost.cls == KernelClass::gemm && g.cost.batch == 1 && parts >= 1 && g.cost.m >= parts,
+                        "gemm_row_slice needs a GEMM with at least `parts` rows");
+  KernelSpec out = g;
+  out.name = g.name + "_slice";
+  const double rows = d(g.cost.m) / parts, n = d(g.cost.n), k = d(g.cost.k);
+  out.cost.m = static_cast<std::int64_t>(rows);
+  out.cost.flops = Flops(g.cost.flops.value() / parts);  // the slices add up to the GEMM exactly
+  out.cost.bytes = Bytes((rows * k + k * n + rows * n) * core::bytes_per_element(g.cost.precision));
+  return out;
+}
+
 KernelSpec optimizer_step(double params, core::Precision precision) {
   // Mixed-precision Adam as Megatron runs it, per parameter: read fp32 master weight, m and v
   // (12 B) and the fp32 main gradient (4 B); write master, m and v (12 B); and, unless training in

@@ -73,6 +73,13 @@ struct MoeKernels {
 };
 MoeKernels moe_mlp(const ModelSpec& m, const ShardShape& s);
 
+/// One of `parts` equal slices of the GEMM `g` along its rows (M/parts rows), as a GEMM pipelined
+/// with its communication runs it (Transformer Engine's TP overlap): the slice has 1/parts of the
+/// FLOPs and its own shape, so the compute model times it as the smaller GEMM it is (wave
+/// quantization and a lower efficiency included), and each slice reads the whole weight again.
+/// `g` must be a GEMM (class gemm, batch 1).
+KernelSpec gemm_row_slice(const KernelSpec& g, int parts);
+
 /// Input embedding lookup (forward) and its gradient (backward) on the first stage.
 std::vector<KernelSpec> embedding_fwd(const ModelSpec& m, const ShardShape& s);
 std::vector<KernelSpec> embedding_bwd(const ModelSpec& m, const ShardShape& s);
