@@ -417,6 +417,7 @@ void read_parallel(const Seen& seen, plan::Experiment& e, bool check_plan_keys) 
     if (auto n = seen.get("parallel.dp")) p.dp = static_cast<int>(read_int(*n, option("parallel.dp")));
   }
   p.sequence_parallel = seen.value("parallel.sequence_parallel").as_bool();
+  p.tp_comm_overlap = seen.value("parallel.tp_comm_overlap").as_bool();
   std::string sched = seen.value("parallel.schedule").as_choice(option("parallel.schedule").allowed);
   p.schedule = *plan::schedule_from_name(sched);  // as_choice allowed only the names
   p.virtual_stages = degree("parallel.virtual_stages");
@@ -545,6 +546,11 @@ void check_plan(const Seen& seen, plan::Experiment& e) {
       seen.at("parallel.shard_group")
           .fail(fmt::format("shard_group={} does not divide dp*cp = {}; allowed: {}", p.shard_group, group, divisors_up_to(group, group)));
   }
+  if (p.tp_comm_overlap && (p.tp < 2 || !p.sequence_parallel))
+    seen.at("parallel.tp_comm_overlap")
+        .fail(fmt::format("tp_comm_overlap overlaps the sequence-parallel all-gathers and reduce-scatters: it needs tp > 1 "
+                          "(tp is {}) and sequence_parallel: true",
+                          p.tp));
   if (p.ep > 1) {
     const auto& m = e.workload.model;
     if (!m || !m->is_moe())

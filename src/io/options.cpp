@@ -134,6 +134,16 @@ std::vector<OptionSpec> build() {
   t.push_back(opt("parallel.sequence_parallel", T::boolean, "", D::value, "false",
                   "Megatron sequence parallelism: shard norms and dropout over the TP group "
                   "(reduce-scatter + all-gather instead of all-reduce)."));
+  t.push_back(opt("parallel.tp_comm_overlap", T::boolean, "", D::value, "false",
+                  "Transformer Engine's TP communication overlap (Megatron's --tp-comm-overlap; "
+                  "needs sequence_parallel): each all-gather becomes a ring exchange of the tp "
+                  "shards pipelined with tp row slices of the GEMM that reads it (QKV, FC1; in "
+                  "backward the first input-gradient GEMM), each forward reduce-scatter 4 pieces "
+                  "(TE's default) behind row slices of the GEMM that writes it (output projection, "
+                  "FC2), slices timed at their own shape; in backward the input gradient's "
+                  "reduce-scatter runs beside the weight-gradient GEMM. MoE MLP blocks and "
+                  "context-parallel attention keep their collectives in line. Memory adds TE's 10 "
+                  "userbuffers of s*b/cp x h. Not searched (docs/plans.md)."));
   t.push_back(choice("parallel.schedule", {"1f1b", "interleaved", "zero-bubble", "dualpipe", "dualpipev", "gpipe", "custom"}, "1f1b",
                      "Pipeline schedule: 1f1b (Megatron), interleaved (virtual pipeline; needs "
                      "virtual_stages >= 2 and micro-batches divisible by pp), zero-bubble (ZB-H1: "

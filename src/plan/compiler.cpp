@@ -45,9 +45,24 @@ struct PendingOp {
 };
 using StepOps = std::vector<PendingOp>;
 
+/// A TP block cut around the GEMMs Transformer Engine overlaps with the block's sequence-parallel
+/// collectives (`parallel.tp_comm_overlap`). Forward: pre, then the GEMM that reads the gathered
+/// input in tp row slices pipelined with a ring exchange of the input shards (TE's
+/// "ring_exchange"), mid, the GEMM that writes the block output in kTeRsSplits row slices, each
+/// slice's reduce-scatter running while the next slice computes (TE's "pipeline"), post.
+/// Backward: pre, the first input-gradient GEMM in tp slices behind the ring exchange of the
+/// output gradient, mid (up to the last input-gradient GEMM), the input gradient's
+/// reduce-scatter running beside the weight-gradient GEMM `beside` (TE's "bulk"), post.
+struct TpOverlapBlock {
+  Block pre, gather_slice, mid, scatter_slice, beside, post;
+};
+/// Row slices of TE's pipelined GEMM + reduce-scatter: its default num_splits for the "pipeline"
+/// method (transformer_engine/pytorch/module/base.py, get_default_config); ring exchange uses tp.
+constexpr int kTeRsSplits = 4;
+
 /// Kinds of process group, for the group cache key. PP groups are one per chunk boundary and
 /// direction of data (a pair: sender, receiver), so that each pairs its calls in micro-batch order.
-enum GroupType : std::uint64_t { kTp = 1, kCp, kDp, kPpAct, kPpGrad, kEp, kEdp, kRep, kCpRing };
+enum GroupType : std::uint64_t { kTp = 1, kCp, kDp, kPpAct, kPpGrad, kEp, kEdp, kRep, kCpRing, kTpRing };
 
 class Compiler {
  public:
@@ -73,7 +88,11 @@ class Compiler {
   int gather_params(RankId r, int layer, int mb, Phase ph, StepOps& out);
   std::vector<RankId> dp_members(RankId r) const;
   void moe_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& out);
-  void ring_attention_ops(RankId r, int layer, int mb, Phase ph, const Block& core, double bytes, const char* name, StepOps& out);
+  void ring_ops(RankId r, Dim dim, int layer, int mb, Phase ph, const Block& step, double bytes, const char* name, StepOps& out);
+  TpOverlapBlock cut_tp_overlap(const std::string& name, const std::vector<workload::KernelSpec>& ks, bool forward);
+  bool tp_overlapped(int blk, int layer) const;
+  void overlapped_forward_block(RankId r, int blk, int layer, int mb, Phase ph, StepOps& out);
+  void overlapped_backward_block(RankId r, int blk, int layer, int mb, bool with_weights, StepOps& out);
   void moe_backward_ops(RankId r, int layer, int mb, bool with_weights, StepOps& out);
   void flush_bucket(RankId r, int chunk, StepOps& out);
   void compute(const Block& b, Phase ph, int layer, int mb, StepOps& out);
@@ -106,6 +125,9 @@ class Compiler {
   // With moe_shared_expert_overlap: the pre piece without the shared experts, and those alone.
   Block moe_route_fwd_, moe_shared_fwd_, moe_route_bwd_, moe_shared_bwd_, moe_route_dgrad_, moe_shared_dgrad_;
   bool shared_overlap_ = false;
+  // parallel.tp_comm_overlap: the dense blocks cut for it (forward; backward; input-gradient only).
+  bool tp_overlap_ = false;
+  TpOverlapBlock ov_attn_fwd_, ov_mlp_fwd_, ov_attn_bwd_, ov_mlp_bwd_, ov_attn_dgrad_, ov_mlp_dgrad_;
   double ep_bytes_ = 0;
   int edp_group_size_ = 1;  // ranks holding the same experts: dp*cp/ep
   std::vector<double> stage_expert_params_;
@@ -131,7 +153,7 @@ class Compiler {
   // Collective entries, deduplicated. Names are string literals, so their addresses identify them
   // (no string hashing on a path taken once per collective op).
   std::unordered_map<CollKey, std::uint32_t, CollKeyHash> colls_;
-  std::uint8_t s_compute_ = 0, s_tp_ = 0, s_cp_send_ = 0, s_cp_recv_ = 0, s_dp_ = 0, s_ep_ = 0, s_ag_ = 0;
+  std::uint8_t s_compute_ = 0, s_tp_ = 0, s_tp_recv_ = 0, s_cp_send_ = 0, s_cp_recv_ = 0, s_dp_ = 0, s_ep_ = 0, s_ag_ = 0;
   int replicas_ = 1;  // hybrid sharding: data-parallel replicas of each shard group
   // PP streams by what they carry and which way: activations and gradients, towards rank + 1
   // ("down") and rank - 1 ("up"); one stream per peer and kind, so a send to one peer never
@@ -189,6 +211,11 @@ std::vector<RankId> Compiler::members(GroupType type, RankId r, int chunk) const
     case kCpRing: {  // r and the next rank of its context-parallel ring
       Coords c = mesh_->coords(r);
       c.cp = (c.cp + 1) % p_.cp;
+      return {r, mesh_->rank(c)};
+    }
+    case kTpRing: {  // r and the next rank of its tensor-parallel ring
+      Coords c = mesh_->coords(r);
+      c.tp = (c.tp + 1) % p_.tp;
       return {r, mesh_->rank(c)};
     }
     case kDp: {  // the data-parallel (x cp) group, or with hybrid sharding r's shard group
@@ -249,7 +276,7 @@ GroupId Compiler::group(GroupType type, RankId r, int chunk) {
 }
 
 GroupId Compiler::group_uncached(GroupType type, RankId r, int chunk) {
-  const bool pp = type == kPpAct || type == kPpGrad || type == kCpRing;  // pairs named by their sender
+  const bool pp = type == kPpAct || type == kPpGrad || type == kCpRing || type == kTpRing;  // pairs named by their sender
   const RankId b = pp ? r : members(type, r, chunk).front();
   const std::uint64_t key =
       (static_cast<std::uint64_t>(type) << 48) | (static_cast<std::uint64_t>(chunk) << 32) | static_cast<std::uint64_t>(b);
@@ -312,11 +339,15 @@ void Compiler::layer_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps&
   const bool tp = p_.tp > 1;
   const GroupId tg = tp ? group(kTp, r) : 0;
   for (int blk = 0; blk < 2; ++blk) {
+    if (tp_overlapped(blk, layer)) {
+      overlapped_forward_block(r, blk, layer, mb, ph, out);
+      continue;
+    }
     if (tp && p_.sequence_parallel)
       comm(s_tp_, collective(CollectiveKind::all_gather, ParallelDim::tp, tg, tb, blk ? "tp_ag_mlp" : "tp_ag_attn"), ph, layer, mb, out);
     if (blk == 0 && p_.cp > 1) {
       compute(attn_pre_fwd_, ph, layer, mb, out);
-      ring_attention_ops(r, layer, mb, ph, attn_ring_fwd_, lk_.cp_kv_bytes.value(), "cp_ring_kv", out);
+      ring_ops(r, Dim::cp, layer, mb, ph, attn_ring_fwd_, lk_.cp_kv_bytes.value(), "cp_ring_kv", out);
       compute(attn_post_fwd_, ph, layer, mb, out);
     } else if (blk == 1 && m_.moe_layer(layer)) {
       moe_forward_ops(r, layer, mb, ph, out);
@@ -353,37 +384,117 @@ void Compiler::moe_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& o
   compute(moe_post_fwd_, ph, layer, mb, out);
 }
 
-// Ring attention (Liu et al. 2023; Megatron-Core's context parallelism): the attention core runs
-// in cp steps, each over one KV chunk; while step i computes, the KV chunk for step i+1 moves one
-// hop around the CP ring (sent to the next rank, received from the previous), so the transfer
-// hides behind the compute unless it is slower. A chunk is forwarded once it has arrived.
-void Compiler::ring_attention_ops(RankId r, int layer, int mb, Phase ph, const Block& core, double bytes, const char* name,
-                                  StepOps& out) {
+// A ring over the CP or TP group: `step` runs n times (n = cp or tp); while step i computes, the
+// chunk step i+1 needs moves one hop around the ring (sent to the next rank, received from the
+// previous), so the transfer hides behind the compute unless it is slower. A chunk is forwarded
+// once it has arrived. CP: ring attention (Liu et al. 2023; Megatron-Core's context parallelism),
+// each step the attention core over one KV chunk. TP: Transformer Engine's ring-exchange
+// all-gather, each step a row slice of the GEMM over one rank's input shard.
+void Compiler::ring_ops(RankId r, Dim dim, int layer, int mb, Phase ph, const Block& step, double bytes, const char* name, StepOps& out) {
+  const bool cp = dim == Dim::cp;
+  const int n = cp ? p_.cp : p_.tp;
+  const GroupType ring = cp ? kCpRing : kTpRing;
+  const ParallelDim pd = cp ? ParallelDim::cp : ParallelDim::tp;
+  const std::uint8_t send_stream = cp ? s_cp_send_ : s_tp_, recv_stream = cp ? s_cp_recv_ : s_tp_recv_;
   Coords c = mesh_->coords(r);
-  c.cp = (c.cp + p_.cp - 1) % p_.cp;
+  if (cp)
+    c.cp = (c.cp + n - 1) % n;
+  else
+    c.tp = (c.tp + n - 1) % n;
   const RankId from = mesh_->rank(c);
-  const std::uint32_t send = collective(CollectiveKind::send_recv, ParallelDim::cp, group(kCpRing, r), bytes, name);
-  const std::uint32_t recv =
-      o_.fidelity == Fidelity::full ? collective(CollectiveKind::send_recv, ParallelDim::cp, group(kCpRing, from), bytes, name) : 0;
+  const std::uint32_t send = collective(CollectiveKind::send_recv, pd, group(ring, r), bytes, name);
+  const std::uint32_t recv = o_.fidelity == Fidelity::full ? collective(CollectiveKind::send_recv, pd, group(ring, from), bytes, name) : 0;
   int arrived = -1;  // position in `out` of the receive that brought the current chunk
-  for (int step = 0; step < p_.cp; ++step) {
+  for (int i = 0; i < n; ++i) {
     int next = -1;
-    if (step + 1 < p_.cp) {
-      comm(s_cp_send_, send, ph, layer, mb, out, true);
+    if (i + 1 < n) {
+      comm(send_stream, send, ph, layer, mb, out, true);
       if (arrived >= 0) out.back().wait = arrived;
       next = static_cast<int>(out.size()) - 1;
       // In symmetric fidelity the previous rank is a mirror of this one: its send to us is our
       // send to the next rank, moved in the same instant, so that send stands for the receive.
       if (o_.fidelity == Fidelity::full) {
-        comm(s_cp_recv_, recv, ph, layer, mb, out, true);
+        comm(recv_stream, recv, ph, layer, mb, out, true);
         next = static_cast<int>(out.size()) - 1;
       }
     }
     const std::size_t at = out.size();
-    compute(core, ph, layer, mb, out);
+    compute(step, ph, layer, mb, out);
     if (arrived >= 0) out[at].wait = arrived;
     arrived = next;
   }
+}
+
+// parallel.tp_comm_overlap applies to a block with SP collectives around dense GEMMs: not to an
+// MoE MLP (its GEMMs sit between the EP all-to-alls) nor to ring attention (its own overlap).
+bool Compiler::tp_overlapped(int blk, int layer) const {
+  if (!tp_overlap_) return false;
+  return blk == 0 ? p_.cp == 1 : !m_.moe_layer(layer);
+}
+
+// One dense block forward with TE's TP overlap (TpOverlapBlock): the all-gather as a ring
+// exchange of the tp input shards under the GEMM's row slices, the reduce-scatter in
+// kTeRsSplits pieces, each behind the GEMM slice that wrote it. The last piece is in line: the
+// block's output (the residual add) waits for it.
+void Compiler::overlapped_forward_block(RankId r, int blk, int layer, int mb, Phase ph, StepOps& out) {
+  const TpOverlapBlock& b = blk ? ov_mlp_fwd_ : ov_attn_fwd_;
+  const double tb = lk_.tp_boundary_bytes.value();
+  compute(b.pre, ph, layer, mb, out);
+  ring_ops(r, Dim::tp, layer, mb, ph, b.gather_slice, tb / p_.tp, blk ? "tp_ag_mlp_ring" : "tp_ag_attn_ring", out);
+  compute(b.mid, ph, layer, mb, out);
+  const std::uint32_t rs =
+      collective(CollectiveKind::reduce_scatter, ParallelDim::tp, group(kTp, r), tb / kTeRsSplits, blk ? "tp_rs_mlp_piece" : "tp_rs_attn_piece");
+  for (int i = 0; i < kTeRsSplits; ++i) {
+    compute(b.scatter_slice, ph, layer, mb, out);
+    comm(s_tp_, rs, ph, layer, mb, out, i + 1 < kTeRsSplits);
+  }
+  compute(b.post, ph, layer, mb, out);
+}
+
+// One dense block backward with TE's TP overlap: the output gradient's all-gather as a ring
+// exchange under the first input-gradient GEMM's row slices; the input gradient's
+// reduce-scatter beside the weight-gradient GEMM, the rest of the block waiting for it. Without
+// weight gradients (a zero-bubble B step) nothing is left to hide it: it runs in line.
+void Compiler::overlapped_backward_block(RankId r, int blk, int layer, int mb, bool with_weights, StepOps& out) {
+  const TpOverlapBlock& b = with_weights ? (blk ? ov_mlp_bwd_ : ov_attn_bwd_) : (blk ? ov_mlp_dgrad_ : ov_attn_dgrad_);
+  const double tb = lk_.tp_boundary_bytes.value();
+  compute(b.pre, Phase::backward, layer, mb, out);
+  ring_ops(r, Dim::tp, layer, mb, Phase::backward, b.gather_slice, tb / p_.tp, blk ? "tp_ag_mlp_grad_ring" : "tp_ag_attn_grad_ring", out);
+  compute(b.mid, Phase::backward, layer, mb, out);
+  const bool beside = !b.beside.kernels.empty();
+  comm(s_tp_, collective(CollectiveKind::reduce_scatter, ParallelDim::tp, group(kTp, r), tb, blk ? "tp_rs_mlp_grad" : "tp_rs_attn_grad"),
+       Phase::backward, layer, mb, out, beside);
+  const int rs = static_cast<int>(out.size()) - 1;
+  compute(b.beside, Phase::backward, layer, mb, out);
+  const std::size_t at = out.size();
+  compute(b.post, Phase::backward, layer, mb, out);
+  if (beside) out[at].wait = rs;
+}
+
+// Cuts a dense block's kernels for TE's TP overlap (see TpOverlapBlock). Forward: around its
+// first and last GEMMs. Backward: around its first GEMM (an input gradient) and its last
+// input-gradient GEMM; the weight-gradient GEMMs after that one run beside the reduce-scatter.
+TpOverlapBlock Compiler::cut_tp_overlap(const std::string& name, const std::vector<workload::KernelSpec>& ks, bool forward) {
+  std::size_t first = ks.size(), last = ks.size();
+  for (std::size_t i = 0; i < ks.size(); ++i) {
+    if (ks[i].cost.cls != core::KernelClass::gemm) continue;
+    if (first == ks.size()) first = i;
+    if (forward || !ks[i].weight_gradient) last = i;
+  }
+  core::check_invariant(first < last && last < ks.size(), "a TP-overlapped block needs two GEMMs");
+  std::vector<workload::KernelSpec> pre(ks.begin(), ks.begin() + static_cast<std::ptrdiff_t>(first)), mid, beside, post;
+  for (std::size_t i = first + 1; i < last; ++i) mid.push_back(ks[i]);
+  if (!forward) mid.push_back(ks[last]);
+  for (std::size_t i = last + 1; i < ks.size(); ++i) (!forward && ks[i].weight_gradient ? beside : post).push_back(ks[i]);
+  core::check_invariant(!post.empty(), "a TP-overlapped block needs kernels after its reduce-scatter");
+  TpOverlapBlock b;
+  b.pre = add_block(name + "_pre", pre);
+  b.gather_slice = add_block(name + "_gather_slice", {workload::gemm_row_slice(ks[first], p_.tp)});
+  b.mid = add_block(name + "_mid", mid);
+  if (forward) b.scatter_slice = add_block(name + "_scatter_slice", {workload::gemm_row_slice(ks[last], kTeRsSplits)});
+  b.beside = add_block(name + "_beside", beside);
+  b.post = add_block(name + "_post", post);
+  return b;
 }
 
 void Compiler::moe_backward_ops(RankId r, int layer, int mb, bool with_weights, StepOps& out) {
@@ -520,6 +631,11 @@ void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool
     const std::size_t at = out.size();
     if (p_.recompute == Recompute::full) layer_forward_ops(r, layer, mb, Phase::recompute, out);
     for (int blk = 1; blk >= 0; --blk) {
+      if (tp_overlapped(blk, layer)) {
+        if (blk == 0 && p_.recompute == Recompute::selective) compute(core_recompute_, Phase::recompute, layer, mb, out);
+        overlapped_backward_block(r, blk, layer, mb, with_weights, out);
+        continue;
+      }
       if (tp && p_.sequence_parallel)
         comm(s_tp_, collective(CollectiveKind::all_gather, ParallelDim::tp, tg, tb, blk ? "tp_ag_mlp_grad" : "tp_ag_attn_grad"),
              Phase::backward, layer, mb, out);
@@ -527,7 +643,7 @@ void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool
       if (blk == 0 && p_.cp > 1) {
         compute(with_weights ? attn_post_bwd_ : attn_post_dgrad_, Phase::backward, layer, mb, out);
         // K and V travel the ring again, with their gradient accumulators: twice the bytes.
-        ring_attention_ops(r, layer, mb, Phase::backward, attn_ring_bwd_, 2 * lk_.cp_kv_bytes.value(), "cp_ring_kv_dkv", out);
+        ring_ops(r, Dim::cp, layer, mb, Phase::backward, attn_ring_bwd_, 2 * lk_.cp_kv_bytes.value(), "cp_ring_kv_dkv", out);
         compute(with_weights ? attn_pre_bwd_ : attn_pre_dgrad_, Phase::backward, layer, mb, out);
       } else if (blk == 1 && m_.moe_layer(layer)) {
         moe_backward_ops(r, layer, mb, with_weights, out);
@@ -541,7 +657,14 @@ void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool
                             : (p_.sequence_parallel ? "tp_rs_attn_grad" : "tp_ar_attn_grad")),
              Phase::backward, layer, mb, out);
     }
-    if (regather) out[at].wait = ag;
+    if (regather) {
+      // The layer's first op that extends the chain waits for its parameters (a ring send of a
+      // gradient shard before it, with TP overlap, needs none).
+      std::size_t i = at;
+      while (out[i].side) ++i;
+      core::check_invariant(out[i].wait < 0, "a layer's first op waits for one thing");
+      out[i].wait = ag;
+    }
     ag = next_ag;
     if (with_weights) layer_grads(r, chunk, layer, last, out);
   }
@@ -720,6 +843,8 @@ CompiledPlan Compiler::run() {
 
   s_compute_ = g_.stream("compute");
   s_tp_ = g_.stream("tp");
+  tp_overlap_ = p_.tp_comm_overlap;  // check_plan: needs tp > 1 and sequence parallelism
+  if (tp_overlap_ && o_.fidelity == Fidelity::full) s_tp_recv_ = g_.stream("tp_recv");
   if (p_.cp > 1) {
     s_cp_send_ = g_.stream("cp_send");
     s_cp_recv_ = g_.stream("cp_recv");
@@ -789,6 +914,18 @@ CompiledPlan Compiler::run() {
     mlp_dgrad_ = add_block("mlp_bwd_input", split(lk_.mlp_bwd, false));
     attn_wgrad_ = add_block("attn_bwd_weight", split(lk_.attn_bwd, true));
     mlp_wgrad_ = add_block("mlp_bwd_weight", split(lk_.mlp_bwd, true));
+  }
+  if (tp_overlap_) {
+    if (p_.cp == 1) {
+      ov_attn_fwd_ = cut_tp_overlap("attn_fwd", lk_.attn_fwd, true);
+      ov_attn_bwd_ = cut_tp_overlap("attn_bwd", lk_.attn_bwd, false);
+      if (split_backward) ov_attn_dgrad_ = cut_tp_overlap("attn_bwd_input", split(lk_.attn_bwd, false), false);
+    }
+    if (m_.moe.first_dense_layers > 0 || !m_.is_moe()) {
+      ov_mlp_fwd_ = cut_tp_overlap("mlp_fwd", lk_.mlp_fwd, true);
+      ov_mlp_bwd_ = cut_tp_overlap("mlp_bwd", lk_.mlp_bwd, false);
+      if (split_backward) ov_mlp_dgrad_ = cut_tp_overlap("mlp_bwd_input", split(lk_.mlp_bwd, false), false);
+    }
   }
   if (m_.is_moe()) {
     const workload::MoeKernels mk = workload::moe_mlp(m_, shard);
@@ -874,7 +1011,7 @@ CompiledPlan Compiler::run() {
   if (replicas_ > 1) sharding += fmt::format(" hybrid{}x{}", dp_group_size_, replicas_);
   if (p_.ep > 1) sharding = fmt::format("ep{} ", p_.ep) + sharding;
   out.summary = fmt::format("tp{} pp{} dp{} cp{}{} {} {} recompute={} mb{} m={}", p_.tp, p_.pp, dp_, p_.cp,
-                            p_.sequence_parallel ? " sp" : "", sharding,
+                            p_.sequence_parallel ? (p_.tp_comm_overlap ? " sp tp-overlap" : " sp") : "", sharding,
                             schedule_label(p_.schedule, p_.virtual_stages),
                             workload::recompute_name(p_.recompute),
                             e_.training.micro_batch, mbs_);
@@ -929,6 +1066,10 @@ void check_plan(const Experiment& e) {
     fail("training.global_batch", fmt::format("global_batch ({}) is not divisible by dp*micro_batch ({}*{} = {})", t.global_batch, dp,
                                               t.micro_batch, static_cast<std::int64_t>(dp) * t.micro_batch));
   if (t.seq_len % p.cp != 0) fail("training.seq_len", fmt::format("seq_len ({}) is not divisible by cp ({})", t.seq_len, p.cp));
+  if (p.tp_comm_overlap && (p.tp < 2 || !p.sequence_parallel))
+    fail("parallel.tp_comm_overlap", fmt::format("tp_comm_overlap overlaps the sequence-parallel all-gathers and "
+                                                 "reduce-scatters: it needs tp > 1 (tp is {}) and sequence_parallel: true",
+                                                 p.tp));
   if (p.sequence_parallel && (t.seq_len / p.cp) % p.tp != 0)
     fail("parallel.sequence_parallel", fmt::format("sequence parallelism needs seq_len/cp ({}) divisible by tp ({})", t.seq_len / p.cp, p.tp));
   if (auto why = schedule_problem(p.schedule, schedule_shape(e, dp)); !why.empty())

@@ -8,6 +8,13 @@
 
 namespace inflect::plan {
 
+namespace {
+/// Userbuffers Transformer Engine registers for its TP overlap in the default configuration: one
+/// per overlapped GEMM role (ring exchange: qkv_fprop, fc1_fprop, proj_dgrad, fc2_dgrad; pipeline:
+/// proj_fprop, fc2_fprop; bulk: qkv_dgrad, qkv_wgrad, fc1_dgrad, fc1_wgrad).
+constexpr double kTeUserbuffers = 10;
+}  // namespace
+
 workload::ShardShape shard_shape(const Experiment& e) {
   workload::ShardShape s;
   s.tp = e.parallel.tp;
@@ -121,8 +128,13 @@ MemoryEstimate estimate_memory(const Experiment& e, int dp, const ScheduleFacts&
     if (starts) act += tokens_local * static_cast<double>(m.hidden) * bpe / (p.sequence_parallel ? p.tp : 1);
     st.activations = core::Bytes(act);
     const double act_msg = tokens_local * static_cast<double>(m.hidden) * bpe / (p.sequence_parallel ? p.tp : 1);
+    // Transformer Engine's TP overlap registers one userbuffer per overlapped GEMM role (10 in
+    // its default configuration: the AG, RS and bulk roles of qkv, proj, fc1 and fc2), each of
+    // Megatron's input_shape [s*b/cp, h] in the activation type (TE pytorch/module/base.py,
+    // initialize_ub; megatron/training/initialize.py, _initialize_tp_communicators).
+    const double te_userbuffers = p.tp_comm_overlap ? kTeUserbuffers * tokens_local * static_cast<double>(m.hidden) * bpe : 0.0;
     st.buffers = core::Bytes(std::min(p.grad_bucket_bytes.value(), params * gbytes) +
-                             (p.pp > 1 ? 2 * act_msg : 0));
+                             (p.pp > 1 ? 2 * act_msg : 0) + te_userbuffers);
     if (st.total() > out.peak) {
       out.peak = st.total();
       out.peak_stage = s;

@@ -89,6 +89,11 @@ struct ParallelPlan {
   /// consecutive data-parallel ranks splits the routed experts; must divide dp and the experts.
   int ep = 1;
   bool sequence_parallel = false;
+  /// Transformer Engine's TP communication overlap (Megatron's --tp-comm-overlap): each SP
+  /// all-gather is pipelined in tp chunks with the GEMM that consumes it, each forward
+  /// reduce-scatter with the GEMM that produces it; in backward the input gradient's
+  /// reduce-scatter runs beside the weight-gradient GEMM. Needs sequence_parallel.
+  bool tp_comm_overlap = false;
   Schedule schedule = Schedule::one_f_one_b;
   int virtual_stages = 1;  // model chunks per pipeline rank for the interleaved schedule
   /// An uneven split of the layers over pipeline ranks (one-chunk schedules); empty = even.

@@ -13,7 +13,8 @@
 //                  logits where a route ends (fp32, b*s*V/tp) and the embedding output where
 //                  one starts
 // Parameters follow the schedule's chunk layout: DualPipe holds two copies' chunks per rank.
-//   buffers      = one gradient bucket + the pipeline send/recv buffers
+//   buffers      = one gradient bucket + the pipeline send/recv buffers (+ with tp_comm_overlap
+//                  Transformer Engine's 10 userbuffers of [s*b/cp, h] activations)
 #include <string>
 #include <vector>
 
