@@ -94,6 +94,13 @@ SearchSpec parse_search(const std::string& text, const std::string& name, const 
         if (par.raw()[k])
           par.child(k).fail(fmt::format("parallel.{} is what the search varies; restrict it with search.{} instead", k,
                                         std::string(k) == "schedule" ? "schedule" : k));
+    // The estimate has no closed form for TE's TP overlap (ring-exchange hops behind GEMM slices,
+    // pipelined reduce-scatter pieces): ranking plans by an estimate that ignores it would put
+    // them in the wrong order, so a search does not take it.
+    if (par.is_map() && par.raw()["tp_comm_overlap"] && par.child("tp_comm_overlap").as_bool())
+      par.child("tp_comm_overlap")
+          .fail("parallel.tp_comm_overlap is not modelled by the search's estimate: search without it, then run the "
+                "chosen plans with it (inflect run)");
     if (par.is_map() && par.raw()["layers_per_stage"])
       par.child("layers_per_stage")
           .fail("parallel.layers_per_stage fixes pp, which the search varies (and its estimate assumes an even split)");

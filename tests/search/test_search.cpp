@@ -126,6 +126,10 @@ TEST_CASE("the search file rejects a plan given in two places and bad lists, at 
   CHECK(error_of(std::string(kHead) + "parallel: {tp: 2}\nsearch: {top: 3}\n").find("search.tp") != std::string::npos);
   CHECK(error_of(std::string(kHead) + "parallel: {recompute: full}\nsearch: {}\n").find("parallel.recompute is what the search varies") !=
         std::string::npos);
+  // TP comm overlap is not in the estimate: refused at the key, not silently ranked without it.
+  const std::string ov = error_of(std::string(kHead) + "parallel: {tp_comm_overlap: true}\nsearch: {}\n");
+  CHECK(ov.find("parallel.tp_comm_overlap is not modelled by the search's estimate") != std::string::npos);
+  CHECK(ov.find("tp_comm_overlap:") != std::string::npos);  // located at the key
   const std::string mb = error_of(R"(
 cluster: {topology: ../../topologies/dgx-h100.yaml, nodes: 1}
 model: {preset: gpt-1.7b}
