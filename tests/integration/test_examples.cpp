@@ -344,10 +344,10 @@ TEST_CASE("bundled scan: Llama-3-70B on 128..2,048 H100s, FSDP against TP and PP
   // Golden figures (2% band), 2026-12-03: FSDP hides its per-layer gathers behind compute, so it
   // leads at every scale where it is possible; TP8+PP2's 1F1B bubble grows as micro-batches per
   // replica fall from 128 to 8.
-  CHECK(row_of(s, "plan=fsdp;cluster.nodes=128").tokens_per_s == doctest::Approx(1.115e6).epsilon(kGoldenTolerance));
-  CHECK(row_of(s, "plan=tp2+fsdp;cluster.nodes=256").step_time_s == doctest::Approx(4.068).epsilon(kGoldenTolerance));
+  CHECK(row_of(s, "plan=fsdp;cluster.nodes=128").tokens_per_s == doctest::Approx(9.734e5).epsilon(kGoldenTolerance));
+  CHECK(row_of(s, "plan=tp2+fsdp;cluster.nodes=256").step_time_s == doctest::Approx(4.625).epsilon(kGoldenTolerance));
   const auto& pp = row_of(s, "plan=tp8+pp2;cluster.nodes=256");
-  CHECK(pp.step_time_s == doctest::Approx(5.854).epsilon(kGoldenTolerance));
+  CHECK(pp.step_time_s == doctest::Approx(6.551).epsilon(kGoldenTolerance));
   CHECK(pp.breakdown.bubble_s > row_of(s, "plan=tp8+pp2;cluster.nodes=16").breakdown.bubble_s / 16 * 2);
   int infeasible = 0, crossings = 0;
   for (const auto& f : s.analysis.findings) {
@@ -362,23 +362,24 @@ TEST_CASE("bundled scan: GPT-3 175B on H100 against H200, PP8 against PP4") {
   const auto s = run_bundled_scan("gpt3-175b-h100-vs-h200");
   REQUIRE(s.outcome.rows.size() == 16);
   for (const auto& r : s.outcome.rows) CHECK(r.status == inflect::scan::RowStatus::ok);
-  // PP4 (fewer bubbles, twice the parameters per GPU to reduce over DP) wins at 128 GPUs; PP8
-  // overtakes it between 128 and 256 on both clusters. The H200 leads the H100 GPU for GPU by
-  // well under 2%: the step is compute-bound and their dense FLOP/s are the same.
+  // PP4 (fewer bubbles, twice the parameters per GPU to reduce over DP) wins at 128 and 256 GPUs;
+  // PP8 overtakes it between 256 and 512 on both clusters. The H200 leads the H100 GPU for GPU by
+  // about 4%: their GEMMs are the same (one die, one 700 W limit: both anchored to the GEMM
+  // sustained on this project's H200), its HBM is 1.4x faster for the memory-bound kernels.
   int crossings = 0, leads = 0;
   for (const auto& f : s.analysis.findings) {
     if (f.kind == inflect::analysis::FindingKind::crossover) {
       ++crossings;
       CHECK(f.series.find("tp8+pp8") == 0);
-      CHECK(f.from_scale == 128);
-      CHECK(f.to_scale == 256);
+      CHECK(f.from_scale == 256);
+      CHECK(f.to_scale == 512);
     }
     if (f.kind == inflect::analysis::FindingKind::lead && f.series.find("h200") != std::string::npos) ++leads;
   }
   CHECK(crossings == 2);
   CHECK(leads == 2);
   CHECK(row_of(s, "plan=tp8+pp8;cluster.topology=../../topologies/dgx-h100.yaml;cluster.nodes=128").step_time_s ==
-        doctest::Approx(6.574).epsilon(kGoldenTolerance));
+        doctest::Approx(7.640).epsilon(kGoldenTolerance));
 }
 
 TEST_CASE("bundled scan: micro-batch 1..8 on H200s in a cool and a hot hall: power, heat, throttling") {
@@ -387,37 +388,32 @@ TEST_CASE("bundled scan: micro-batch 1..8 on H200s in a cool and a hot hall: pow
   auto row = [&](int inlet, int mb) {
     return row_of(s, fmt::format("cluster.inlet_c={};training.micro_batch={}", inlet, mb));
   };
+  // With the H200's measured power and heat (calibration/traces/h200): every micro-batch holds
+  // the 700 W limit (the measured device did from micro-batch 2), the die settles near
+  // inlet + 0.039 C/W x 680 W, far below the 87 C slowdown even in the 42 C hall, and the hot hall
+  // costs 1.4-1.8% of throughput through leakage alone (a hotter die draws more static power and
+  // gets less clock under the same limit). Gains per doubling stay positive (8%, 16%, 8%).
   for (int inlet : {25, 42}) {
     CAPTURE(inlet);
-    for (int mb : {2, 4, 8}) {
+    for (int mb : {1, 2, 4, 8}) {
       CAPTURE(mb);
-      CHECK(row(inlet, mb).status == inflect::scan::RowStatus::ok);
-      // Bigger GEMMs draw more (average power and temperature rise, up to what heat allows).
-      // (In the hot hall a regulated device's average is pinned at what its cooling removes.)
-      CHECK(row(inlet, mb).avg_device_w >= row(inlet, mb / 2).avg_device_w - 5);
-      CHECK(row(inlet, mb).peak_temp_c >= row(inlet, mb / 2).peak_temp_c - 0.01);
-      CHECK(row(inlet, mb).peak_temp_c <= 87.1);  // regulated at the slowdown temperature
+      const auto& r = row(inlet, mb);
+      CHECK(r.status == inflect::scan::RowStatus::ok);
+      CHECK(r.limiter == "power");
+      CHECK(r.avg_device_w == doctest::Approx(678).epsilon(0.02));
+      CHECK(r.peak_temp_c == doctest::Approx(inlet + 0.039 * 690).epsilon(0.03));
+      CHECK(r.peak_temp_c < 80);
+      CHECK(row(42, mb).tokens_per_s < row(25, mb).tokens_per_s);
+      CHECK(row(42, mb).tokens_per_s > 0.97 * row(25, mb).tokens_per_s);
+      if (mb > 1) CHECK(r.tokens_per_s > row(inlet, mb / 2).tokens_per_s);
     }
   }
-  // Golden figures (2026-12-03, 2% band): at 25 C nothing throttles for heat; at 42 C micro-batch
-  // 4 and 8 hold 87 C, throttled by heat (and leaking more), and lose 2.5-3.5% of the cool hall's
-  // throughput; their gain from doubling the micro-batch shrinks (7.7% from 4 to 8 against 8.8%).
-  // Power as telemetry averages it (100 ms) rises with the micro-batch until heat holds it.
-  CHECK(row(25, 8).peak_avg_device_w > row(25, 1).peak_avg_device_w + 50);
-  CHECK(row(42, 8).peak_avg_device_w <= row(42, 4).peak_avg_device_w + 1);
-  CHECK(row(25, 8).limiter == "power");
-  CHECK(row(42, 2).limiter == "power");
-  CHECK(row(42, 4).limiter == "thermal");
-  CHECK(row(42, 8).limiter == "thermal");
+  // Golden figures (2026-12-04, 2% band).
+  CHECK(row(25, 1).tokens_per_s == doctest::Approx(3.233e5).epsilon(kGoldenTolerance));
+  CHECK(row(25, 8).tokens_per_s == doctest::Approx(4.362e5).epsilon(kGoldenTolerance));
+  CHECK(row(42, 8).tokens_per_s == doctest::Approx(4.286e5).epsilon(kGoldenTolerance));
   CHECK(row(42, 8).breakdown.compute_throttle_s > 0);
   CHECK(row(25, 8).breakdown.compute_throttle_s == 0);
-  CHECK(row(25, 8).tokens_per_s == doctest::Approx(4.991e5).epsilon(kGoldenTolerance));
-  CHECK(row(42, 8).tokens_per_s == doctest::Approx(4.816e5).epsilon(kGoldenTolerance));
-  CHECK(row(42, 8).tokens_per_s < row(25, 8).tokens_per_s);
-  CHECK(row(42, 8).tokens_per_s / row(42, 4).tokens_per_s < row(25, 8).tokens_per_s / row(25, 4).tokens_per_s);
-  // Micro-batch 1 stays below its slowdown in both halls: only leakage above 74 C separates them.
-  CHECK(row(42, 1).tokens_per_s == doctest::Approx(row(25, 1).tokens_per_s).epsilon(1e-3));
-  CHECK(row(42, 1).tokens_per_s <= row(25, 1).tokens_per_s);
 }
 
 TEST_CASE("cli: scan, report and merge as a batch job drives them") {
@@ -452,11 +448,12 @@ TEST_CASE("bundled search: Llama-3-405B on 16,384 H100s, through the cli") {
   CHECK(j["enumerated"] == 10272);
   CHECK(j["simulated"] == 3);
   REQUIRE(j["plans"].size() == 3);
-  // Golden figures (2% band), 2026-12-03: the engine's best of the estimate's top three is a
+  // Golden figures (2% band), 2026-12-04 (H100 GEMMs anchored to the sustained H200 trace): the
+  // engine's best of the estimate's top three is a
   // DualPipe plan with TP4 inside the node and CP8 across four nodes; it fits (45 GB of 80).
   const auto& best = j["plans"][0];
-  CHECK(best["plan"] == "tp4 cp8 pp64 dp8 sp zero1 dualpipe recompute=none mb1");
-  CHECK(best["report"]["step_time_s"].get<double>() == doctest::Approx(4.817).epsilon(kGoldenTolerance));
+  CHECK(best["plan"] == "tp4 cp8 pp32 dp16 sp zero1 dualpipe recompute=none mb1");
+  CHECK(best["report"]["step_time_s"].get<double>() == doctest::Approx(5.600).epsilon(kGoldenTolerance));
   CHECK(best["report"]["memory"]["fits"] == true);
   double previous = 0;
   for (const auto& p : j["plans"]) {

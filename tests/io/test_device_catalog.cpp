@@ -25,7 +25,6 @@ namespace io = inflect::io;
 
 constexpr double kExact = 1e-9;       // figures copied from hardware.md, compared after unit parsing
 constexpr double kPsRounding = 1e-6;  // a fitted point comes back as its measurement, to the picosecond
-constexpr double kNearMamf = 0.05;    // a large bf16 GEMM within 5 % of the bf16 MAMF plateau
 
 KernelCost gemm(std::int64_t m, std::int64_t n, std::int64_t k, Precision p) {
   KernelCost c;
@@ -115,21 +114,25 @@ TEST_CASE("catalog peaks match hardware.md") {
 }
 
 TEST_CASE("catalog GEMM curves reproduce their measurements and reach the bf16 plateau") {
-  // Fitted point: Azure H100 fp8 16384^3 at 1377.3 TFLOP/s -> 6.3865 ms, reproduced exactly.
+  // The anchors are reproduced: the H100 borrows the fp8 and bf16 8192^3 GEMMs sustained at the
+  // 700 W limit on an H200 (same die; calibration/traces/h200), 1244.6 and 669.0 TFLOP/s there.
+  // On the H100 the same efficiency of a 0.04% smaller peak (1978.9 vs 1979, 989.4 vs 989 TFLOP/s)
+  // gives the same rate to within 0.05%.
   ComputeModel h100(io::find_device("h100-sxm"));
-  const double f16k = 2.0 * 16384.0 * 16384.0 * 16384.0;
-  CHECK(h100.duration(gemm(16384, 16384, 16384, Precision::fp8)).seconds() ==
-        doctest::Approx(f16k / 1377.3e12).epsilon(kPsRounding));
-  // Not a fitted point: bf16 8192^3 sits on the part of the curve capped at the MAMF point's
-  // efficiency (0.835 of executed tiles; 8192^3 has wave quantization 4096/4224 = 0.970), so
-  // ~0.810 * 989.4 = 801 TFLOP/s against the measured 794.5 best-shape MAMF.
   const double f8k = 2.0 * 8192.0 * 8192.0 * 8192.0;
+  CHECK(f8k / h100.duration(gemm(8192, 8192, 8192, Precision::fp8)).seconds() / 1e12 == doctest::Approx(1244.6).epsilon(5e-4));
   const double bf16_tflops = f8k / h100.duration(gemm(8192, 8192, 8192, Precision::bf16)).seconds() / 1e12;
-  CHECK(bf16_tflops == doctest::Approx(794.5).epsilon(kNearMamf));
-  // The anchor itself: the H100 MAMF shape 2048x2048x13312 comes back at 794.5.
+  CHECK(bf16_tflops == doctest::Approx(669.0).epsilon(5e-4));
+  // Not a fitted point: the Azure sweep's 16384^3 reads above its 8192^3, so scaled it would pass
+  // the anchor's efficiency and is capped there (no GEMM beats the anchor). The rate then differs
+  // from the anchor's only by wave quantization: 16384 tiles on 132 SMs = 125 waves, 0.993,
+  // against 8192^3's 4096 tiles in 32 waves, 0.970: 1244.6 * 0.993 / 0.970 = 1274.
+  const double f16k = 2.0 * 16384.0 * 16384.0 * 16384.0;
+  CHECK(f16k / h100.duration(gemm(16384, 16384, 16384, Precision::fp8)).seconds() / 1e12 == doctest::Approx(1274).epsilon(0.005));
+  // The bf16 plateau is capped at the anchor: the H100 MAMF shape (a burst measurement, 794.5) now
+  // runs below it.
   const double fm = 2.0 * 2048.0 * 2048.0 * 13312.0;
-  CHECK(h100.duration(gemm(2048, 2048, 13312, Precision::bf16)).seconds() ==
-        doctest::Approx(fm / 794.5e12).epsilon(kPsRounding));
+  CHECK(fm / h100.duration(gemm(2048, 2048, 13312, Precision::bf16)).seconds() / 1e12 <= 669.0 * 1.001);
   // MI250X GCD borrows the A100 shape but is anchored to its own MAMF 147.0 at 1024x19968x14080.
   ComputeModel mi250x(io::find_device("mi250x-gcd"));
   const double fx = 2.0 * 1024.0 * 19968.0 * 14080.0;
@@ -182,7 +185,7 @@ TEST_CASE("parse_device is strict and says where") {
   CHECK(hot_idle.find("idle 740 W must be in (0, board power 700 W)") != std::string::npos);
   CHECK(parse_error(replaced(good, "  min_power_cap: 200W", "  min_power_cap: 900W")).find("must not exceed board power") !=
         std::string::npos);
-  CHECK(parse_error(replaced(good, "clock_mhz: 1620,", "clock_mhz: 2620,")).find("calibration clock") != std::string::npos);
+  CHECK(parse_error(replaced(good, "clock_mhz: 1494,", "clock_mhz: 2620,")).find("calibration clock") != std::string::npos);
   // A curve naming an unknown measurement gets a suggestion.
   CHECK(parse_error(replaced(good, "fp8: {shape: azure-gemm-h100-fp8,", "fp8: {shape: azure-gemm-h100-fp9,"))
             .find("did you mean 'azure-gemm-h100-fp8'") != std::string::npos);
