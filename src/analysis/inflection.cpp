@@ -94,8 +94,8 @@ std::vector<ScalingMetrics> scaling_metrics(const Series& s) {
   for (std::size_t i = 0; i < s.points.size(); ++i) {
     const auto& p = s.points[i];
     auto& m = out[i];
-    m.per_device = p.throughput / p.scale;
-    m.efficiency = base > 0 ? m.per_device / base : 0;
+    m.per_device = p.throughput / (p.devices > 0 ? p.devices : p.scale);
+    m.efficiency = base > 0 ? p.throughput / p.scale / base : 0;
     if (i == 0) continue;
     const auto& q = s.points[i - 1];
     m.marginal_per_device = (p.throughput - q.throughput) / (p.scale - q.scale);

@@ -81,6 +81,7 @@ ScanAnalysis analyze(const ScanMeta& m, const std::vector<ScanRow>& rows) {
     if (!s.series.points.empty() && s.series.points.back().scale == x) continue;  // a second point at one scale
     analysis::ScalingPoint p;
     p.scale = x;
+    p.devices = r.devices;
     p.throughput = r.tokens_per_s;
     p.step_time_s = r.step_time_s;
     p.breakdown = r.breakdown;

@@ -50,6 +50,20 @@ TEST_CASE("kneedle: straight and convex curves have no knee; too few points have
   CHECK(kneedle({1, 2}, {1, 5}, 1.0).empty());
 }
 
+TEST_CASE("scaling metrics along an axis that is not the device count divide by the devices") {
+  // A micro-batch scan on 8 GPUs: throughput 320k, 350k, 400k at micro-batch 1, 2, 4. Per device
+  // is throughput / 8 (40k, 43.75k, 50k), not throughput / micro-batch; efficiency stays "against
+  // linear in the scale": 350/(2*320) = 54.7%, 400/(4*320) = 31.25%.
+  auto s = series("mb", {{1, 320e3}, {2, 350e3}, {4, 400e3}});
+  for (auto& p : s.points) p.devices = 8;
+  const auto m = scaling_metrics(s);
+  CHECK(m[0].per_device == doctest::Approx(40e3));
+  CHECK(m[2].per_device == doctest::Approx(50e3));
+  CHECK(m[1].efficiency == doctest::Approx(350.0 / 640));
+  CHECK(m[2].efficiency == doctest::Approx(0.3125));
+  CHECK(m[1].doubling_gain == doctest::Approx(350.0 / 320 - 1));
+}
+
 TEST_CASE("series findings: doubling gain and efficiency floor at the hand-computed points") {
   // Throughput 100, 190, 300, 360 at 128..1024: gains per doubling 90%, 57.9%, 20%; per-device
   // 0.781, 0.742, 0.586, 0.352, so efficiency 100%, 95%, 75%, 45%.

@@ -17,6 +17,9 @@ namespace inflect::analysis {
 /// throughput (tokens/s) and its step-time breakdown (for the "why" of each finding).
 struct ScalingPoint {
   double scale = 0;
+  /// Devices the point ran on, when the scale is another axis (micro-batch, inlet temperature);
+  /// 0 when the scale is the device count.
+  double devices = 0;
   double throughput = 0;
   double step_time_s = 0;
   Breakdown breakdown;
@@ -37,8 +40,8 @@ struct Series {
 
 /// Per-point derived figures of a series, in the order of its points.
 struct ScalingMetrics {
-  double per_device = 0;          // throughput / scale
-  double efficiency = 1;          // per_device / per_device of the first point (1 = linear)
+  double per_device = 0;          // throughput / devices (the scale, when it is the device count)
+  double efficiency = 1;          // (throughput / scale) against the first point's (1 = linear in scale)
   double marginal_per_device = 0; // (y_i - y_{i-1}) / (x_i - x_{i-1}); 0 at the first point
   double doubling_gain = 0;       // (y_i / y_{i-1})^(1 / log2(x_i / x_{i-1})) - 1; 0 at the first
 };
