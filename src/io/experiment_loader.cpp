@@ -535,9 +535,6 @@ void check_plan(const Seen& seen, plan::Experiment& e) {
                             m->name, divisors_up_to(m->layers, m->layers)));
   }
 
-  if (p.zero >= 2 && p.ep > 1)
-    seen.at("parallel.zero")
-        .fail(fmt::format("zero={} with expert parallelism (ep={}) is not supported yet; supported with ep > 1: 0, 1", p.zero, p.ep));
   if (p.shard_group > 0) {
     if (p.zero == 0)
       seen.at("parallel.shard_group").fail("shard_group shards within groups and needs zero >= 1 (or fsdp: true)");

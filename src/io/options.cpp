@@ -177,7 +177,8 @@ std::vector<OptionSpec> build() {
                       "(Megatron's distributed optimizer: reduce-scatter of gradients, all-gather of "
                       "parameters after the step); 2 = gradients sharded too (reduce-scatter every "
                       "micro-batch); 3 = parameters sharded too (all-gathered per layer, one layer "
-                      "ahead, in forward and again in backward)."));
+                      "ahead, in forward and again in backward). With ep > 1 the routed experts "
+                      "shard over the expert-data-parallel group (dp*cp/ep ranks), the rest over dp*cp."));
   t.push_back(opt("parallel.fsdp", T::boolean, "", D::value, "false",
                   "PyTorch FSDP: the same as zero: 3."));
   t.push_back(opt("parallel.reshard_after_forward", T::boolean, "", D::value, "true",

@@ -588,15 +588,26 @@ void Compiler::layer_grads(RankId r, int chunk, int layer, bool last, StepOps& o
   // Without EP every rank holds every expert: one group reduces all of the layer.
   const double experts = p_.ep > 1 ? m_.routed_expert_params(layer) : 0.0;
   add_grads(r, chunk, (m_.layer_params(layer) - experts) / p_.tp * grad_bytes_, experts / (p_.tp * p_.ep) * grad_bytes_, last, out);
-  // ZeRO-3 / FSDP reduce-scatters each layer (its FSDP unit) as soon as its backward is done.
+  // ZeRO-3 / FSDP reduce-scatters each layer (its FSDP unit) as soon as its backward is done: the
+  // dense part over the shard group, the routed experts over the expert-data-parallel group.
   if (p_.zero >= 3 && p_.overlap_grad_reduce) flush_bucket(r, chunk, out);
 }
 
-// All-gather of one layer's parameters over the shard group (ZeRO-3), as a side op of the step;
-// returns its position in `out` for the layer's first op to wait on.
+// All-gather of one layer's parameters (ZeRO-3), as side ops of the step: the dense part over the
+// shard group; with EP the rank's routed experts (experts/ep of them) over the expert-data-
+// parallel group, none when that group is one rank. Both run on the gather stream, in order, so
+// the returned position (the last gather in `out`) is the one the layer's first op waits on.
 int Compiler::gather_params(RankId r, int layer, int mb, Phase ph, StepOps& out) {
-  const double bytes = m_.layer_params(layer) / p_.tp * core::bytes_per_element(e_.training.precision);
-  comm(s_ag_, collective(CollectiveKind::all_gather, ParallelDim::dp, group(kDp, r), bytes, "dp_ag_layer_params"), ph, layer, mb, out, true);
+  const double bpe = core::bytes_per_element(e_.training.precision);
+  const double experts = p_.ep > 1 ? m_.routed_expert_params(layer) : 0.0;
+  comm(s_ag_,
+       collective(CollectiveKind::all_gather, ParallelDim::dp, group(kDp, r), (m_.layer_params(layer) - experts) / p_.tp * bpe,
+                  "dp_ag_layer_params"),
+       ph, layer, mb, out, true);
+  if (experts > 0 && edp_group_size_ > 1)
+    comm(s_ag_,
+         collective(CollectiveKind::all_gather, ParallelDim::dp, group(kEdp, r), experts / (p_.tp * p_.ep) * bpe, "dp_ag_layer_expert_params"),
+         ph, layer, mb, out, true);
   return static_cast<int>(out.size()) - 1;
 }
 
@@ -805,7 +816,8 @@ void Compiler::emit_rank(RankId r) {
   a.clear();
   if (replicas_ > 1) {
     // Hybrid sharding: the shard groups' reduced gradient shards, all-reduced across replicas.
-    const double shard = stage_params_[si] / dp_group_size_ * grad_bytes_;
+    // Routed experts (with EP) were reduced over the whole expert-data-parallel group already.
+    const double shard = (stage_params_[si] - (p_.ep > 1 ? stage_expert_params_[si] : 0.0)) / dp_group_size_ * grad_bytes_;
     comm(s_dp_, collective(CollectiveKind::all_reduce, ParallelDim::dp, group(kRep, r), shard, "dp_ar_replicas"), Phase::optimizer, -1, 0, a);
   }
   compute(optimizer_[si], Phase::optimizer, -1, 0, a);
@@ -976,7 +988,8 @@ CompiledPlan Compiler::run() {
     const double experts = p_.ep > 1 ? mem.stages[static_cast<std::size_t>(s)].expert_params : 0.0;
     stage_params_.push_back(params);
     stage_expert_params_.push_back(mem.stages[static_cast<std::size_t>(s)].expert_params);
-    // ZeRO-1: each rank updates its shard, dense parameters over dp*cp, routed experts over dp*cp/ep.
+    // ZeRO >= 1: each rank updates its shard, dense parameters over dp*cp (or the shard group),
+    // routed experts over dp*cp/ep (the expert-data-parallel group).
     double shard_params = p_.zero >= 1 ? (params - experts) / dp_group_size_ + experts / edp_group_size_ : params;
     optimizer_.push_back(add_block(fmt::format("optimizer_stage{}", s), {workload::optimizer_step(shard_params, e_.training.precision)}));
   }
@@ -1083,7 +1096,6 @@ void check_plan(const Experiment& e) {
     fail("parallel.ep", fmt::format("ep={} needs an MoE model whose experts and dp ({}) it divides", p.ep, dp));
   if (p.zero < 0 || p.zero > 3) fail("parallel.zero", fmt::format("zero: {} is not supported; allowed: 0..3", p.zero));
   if (p.fsdp && p.zero != 3) fail("parallel.fsdp", "fsdp is ZeRO-3: zero must be 3 (the loader sets it)");
-  if (p.zero >= 2 && p.ep > 1) fail("parallel.zero", "zero 2 and 3 (and fsdp) with expert parallelism are not supported yet");
   if (p.shard_group < 0 || (p.shard_group > 0 && ((dp * p.cp) % p.shard_group != 0 || p.zero == 0)))
     fail("parallel.shard_group", fmt::format("shard_group ({}) must divide dp*cp ({}) and needs zero >= 1", p.shard_group, dp * p.cp));
   if (static_cast<std::int64_t>(e.training.global_batch / (static_cast<std::int64_t>(dp) * t.micro_batch)) > 65535)

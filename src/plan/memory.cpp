@@ -109,12 +109,16 @@ MemoryEstimate estimate_memory(const Experiment& e, int dp, const ScheduleFacts&
     if (p.zero >= 3) {
       // The gathered working set: the running layer and the prefetched next one, unsharded; or,
       // without resharding after forward, every layer of the rank between its forward and backward.
+      // A layer gathers what the rank holds of it: its dense part / tp and, with EP, the rank's
+      // experts (experts/ep of them) / tp.
       double widest = 0, all = 0;
       for (int c : layout.chunks_of(s))
         for (int l = layout.first_layer[static_cast<std::size_t>(c)];
              l < layout.first_layer[static_cast<std::size_t>(c)] + layout.layers[static_cast<std::size_t>(c)]; ++l) {
-          widest = std::max(widest, m.layer_params(l) / p.tp);
-          all += m.layer_params(l) / p.tp;
+          const double routed = m.routed_expert_params(l);
+          const double held = (m.layer_params(l) - routed) / p.tp + routed / (static_cast<double>(p.tp) * p.ep);
+          widest = std::max(widest, held);
+          all += held;
         }
       weights += (p.reshard_after_forward ? 2 * widest : all) * bpe;
     }

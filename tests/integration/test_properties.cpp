@@ -153,6 +153,12 @@ std::vector<Config> small_configs() {
   v.back().ep = 4;
   v.back().schedule = "dualpipev";
   v.back().micro_batches = 8;
+  // ZeRO-2 and ZeRO-3 with EP: routed experts sharded over the expert-data-parallel group
+  // (dp/ep = 2 and 4 ranks), the dense part over dp.
+  add("dgx-h100", 2, kMoe4, 2, 2, 4, true, 2, "selective");
+  v.back().ep = 2;
+  add("dgx-h100", 4, kMoe4, 1, 2, 16, false, 3, "none");
+  v.back().ep = 4;
   // ZeRO-2, ZeRO-3 (FSDP) with and without pipelining, and hybrid sharding.
   add("dgx-h100", 2, kLlama4, 2, 2, 4, false, 2, "selective");
   add("dgx-a100", 2, kGpt4, 1, 1, 16, false, 3, "none");

@@ -8,6 +8,10 @@
 //                  accumulate_allreduce_grads_in_fp32 for bf16; fp16 grads for fp16)
 //   optimizer    = params_on_rank * 12      (Adam: fp32 master copy + two fp32 moments),
 //                  divided over the data-parallel(*cp) group with ZeRO-1 (distributed optimizer)
+//   sharding     = ZeRO-1 the optimizer states, ZeRO-2 also the gradients, ZeRO-3 also the weights
+//                  (plus the running and prefetched layers gathered): the dense part over dp*cp
+//                  (or the hybrid shard group), routed experts (with ep > 1) over the
+//                  expert-data-parallel group, dp*cp/ep ranks
 //   activations  = activation_bytes_per_layer * the most layer-micro-batches the rank's schedule
 //                  keeps live at once (plan/schedule.hpp: peak_activation_layers), plus the
 //                  logits where a route ends (fp32, b*s*V/tp) and the embedding output where
