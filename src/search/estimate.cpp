@@ -166,16 +166,20 @@ Estimate Estimator::estimate(const Candidate& c, bool even_if_over_memory) {
   if (m.is_moe() && c.ep > 1) ep_layer = 2 * collective_s(CollectiveOp::all_to_all, kEp, c, t.ep_bytes);
 
   // ZeRO-3 gathers each layer one layer ahead (and again before its backward) and reduce-
-  // scatters its gradients as soon as its backward is done.
+  // scatters its gradients as soon as its backward is done: the dense part over dp*cp, with EP
+  // the rank's routed experts over the expert-data-parallel group (dp*cp/ep ranks; nothing when
+  // that is one rank), one after the other on the compiler's gather and dp streams.
   const bool zero3 = c.zero >= 3;
-  auto layer_gather = [&](bool moe) {
+  const double edp = static_cast<double>(c.dp) * c.cp / c.ep;
+  auto layer_comm = [&](CollectiveOp op, bool moe, double per_param) {
     const int l = moe ? m.moe.first_dense_layers : 0;
-    return collective_s(CollectiveOp::all_gather, kDp, c, m.layer_params(l) / c.tp * bpe);
+    const double experts = c.ep > 1 ? m.routed_expert_params(l) : 0.0;
+    double s = collective_s(op, kDp, c, (m.layer_params(l) - experts) / c.tp * per_param);
+    if (experts > 0 && edp > 1) s += collective_s(op, kEdp, c, experts / (static_cast<double>(c.tp) * c.ep) * per_param);
+    return s;
   };
-  auto layer_scatter = [&](bool moe) {
-    const int l = moe ? m.moe.first_dense_layers : 0;
-    return collective_s(CollectiveOp::reduce_scatter, kDp, c, m.layer_params(l) / c.tp * gbytes);
-  };
+  auto layer_gather = [&](bool moe) { return layer_comm(CollectiveOp::all_gather, moe, bpe); };
+  auto layer_scatter = [&](bool moe) { return layer_comm(CollectiveOp::reduce_scatter, moe, gbytes); };
 
   struct Part {
     double compute = 0, tp = 0, cp = 0, ep = 0, dp = 0;
@@ -317,7 +321,6 @@ Estimate Estimator::estimate(const Candidate& c, bool even_if_over_memory) {
   // slack for its reduction.
   double dp_exposed = 0, interference = 0, after_optimizer = 0, most_shard_params = 0;
   const bool reduce = c.dp * c.cp > 1;
-  const double edp = static_cast<double>(c.dp) * c.cp / c.ep;
   for (int s = 0; s < p; ++s) {
     const auto& st = mem.stages[static_cast<std::size_t>(s)];
     const double dense = st.params - st.expert_params, experts = st.expert_params;
@@ -333,12 +336,16 @@ Estimate Estimator::estimate(const Candidate& c, bool even_if_over_memory) {
       const bool moe_stage = m.moe_layer(s * per_stage);
       exposed = e_.parallel.overlap_grad_reduce ? layer_scatter(moe_stage) : per_stage * layer_scatter(moe_stage);
     } else {
+      // The compiler fills each bucket with the dense and the routed experts' gradients as the
+      // layers finish and reduces its two parts over their groups one after the other: n buckets
+      // of d (dense, over dp*cp) + d_exp (experts, over dp*cp/ep; nothing when that is one rank).
       const double dense_bytes = (c.ep > 1 ? dense : st.params) * gbytes;
+      const double expert_bytes = c.ep > 1 ? experts * gbytes : 0.0;
       const double bucket = e_.parallel.grad_bucket_bytes.value();
-      const double n = bucket > 0 ? std::max(1.0, std::ceil(dense_bytes / bucket)) : 1.0;
+      const double n = bucket > 0 ? std::max(1.0, std::ceil((dense_bytes + expert_bytes) / bucket)) : 1.0;
       const double d = collective_s(op, kDp, c, dense_bytes / n);
-      const double d_exp = c.ep > 1 && edp > 1 ? collective_s(op, kEdp, c, experts * gbytes) : 0;
-      const double total = n * d + d_exp;
+      const double d_exp = expert_bytes > 0 && edp > 1 ? collective_s(op, kEdp, c, expert_bytes / n) : 0;
+      const double total = n * (d + d_exp);
       // The buckets fill while the last backward runs (b seconds). A rank that holds k chunks
       // (interleaved: V; DualPipe(V): 2) finishes their last backwards at different times: the
       // last micro-batch's backward must cross `early` chunk-steps of other ranks between its

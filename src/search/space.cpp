@@ -89,7 +89,7 @@ std::vector<Candidate> enumerate_plans(const plan::Experiment& base, const Searc
             const std::int64_t mbs = gb / (dp * mb);
             if (mbs > 65535) continue;
             for (int zero : space.zero) {
-              if (zero < 0 || zero > 3 || (zero >= 2 && ep > 1)) continue;
+              if (zero < 0 || zero > 3) continue;
               // ZeRO shards over dp*cp; with one rank there is nothing to shard.
               if (zero > 0 && dp * cp == 1) continue;
               for (plan::Schedule s : space.schedules) {

@@ -221,6 +221,41 @@ search:
   CHECK(search::kendall_tau(x.estimate, x.engine) > 0.6);
 }
 
+TEST_CASE("ZeRO-2 and ZeRO-3 with expert parallelism are searched, and the estimate prices them like the engine") {
+  // Mixtral-8x7B on four DGX H100 nodes, ZeRO 1..3 with ep 1, 2 and 8: routed experts sharded
+  // over the expert-data-parallel group (dp/ep ranks), every fitting plan simulated.
+  const auto spec = spec_of(R"(
+cluster: {topology: ../../topologies/dgx-h100.yaml, nodes: 4}
+model: {preset: mixtral-8x7b}
+training: {seq_len: 4096, global_batch: 64, precision: bf16}
+search:
+  tp: [1, 2]
+  cp: [1]
+  pp: [1, 2]
+  ep: [1, 2, 8]
+  zero: [1, 2, 3]
+  schedule: [1f1b]
+  micro_batch: [1]
+  recompute: [full]
+)");
+  const Exhaustive x = simulate_everything(spec);
+  int sharded_ep = 0;
+  double worst = 0;
+  for (std::size_t i = 0; i < x.plans.size(); ++i) {
+    if (x.plans[i].ep == 1 || x.plans[i].zero < 2) continue;
+    ++sharded_ep;
+    worst = std::max(worst, std::abs(x.estimate[i] / x.engine[i] - 1));
+  }
+  MESSAGE("zero 1-3 x ep: ", x.plans.size(), " plans (", sharded_ep, " ZeRO-2/3 with ep > 1, estimate within ", worst * 100,
+          "% of the engine); engine best ", search::describe(x.plans[x.best]), " at estimate rank ", estimate_rank(x, x.best),
+          "; tau ", search::kendall_tau(x.estimate, x.engine));
+  CHECK(sharded_ep >= 12);
+  // The estimate is at its weakest on ZeRO-3 (it overestimates the per-layer exposure, dense or not).
+  CHECK(worst < 0.3);
+  CHECK(estimate_rank(x, x.best) <= 3);
+  CHECK(search::kendall_tau(x.estimate, x.engine) > 0.6);
+}
+
 TEST_CASE("pruned plans are those the engine's memory model rejects") {
   // Llama-3-70B on four nodes: many plans cannot hold 70B parameters and their Adam states.
   const auto spec = spec_of(R"(
