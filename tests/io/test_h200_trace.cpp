@@ -1,0 +1,140 @@
+// The compute model against the H200 traces it was NOT built from (calibration/traces/h200): the
+// bf16 curve takes its shape from the trace's square GEMMs and its level from one GEMM sustained
+// at the power limit, so the transformer-shaped GEMMs of the same sweep (QKV, projection, FC1,
+// FC2 at hidden 2304..12288 and 512..16384 tokens), the other precisions' non-square GEMMs, the
+// attention backward passes and the triad streams are held out. Printed per group: mean and
+// largest error of predicted against measured time. The bands asserted are what the model does
+// today with room (a regression guard, not a fit). The sweep's short runs read 3-10% above what
+// the same GEMM sustains (the limiter had not caught them), so the model, anchored to the
+// sustained rate, is expected to run a few percent slow on them.
+#include <doctest/doctest.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "inflect/hw/compute_model.hpp"
+#include "inflect/io/device_catalog.hpp"
+
+namespace {
+
+using inflect::core::Bytes;
+using inflect::core::Flops;
+using inflect::core::KernelClass;
+using inflect::core::KernelCost;
+using inflect::core::Precision;
+
+constexpr double kHostBound = 20e-6;  // torch's dispatch time per call on that host (README there)
+
+nlohmann::json load_trace() {
+  std::ifstream in(std::string(INFLECT_SOURCE_DIR) + "/calibration/traces/h200/2026-12-04/results.json");
+  REQUIRE(in.good());
+  return nlohmann::json::parse(in);
+}
+
+KernelCost gemm(double m, double n, double k, Precision p) {
+  KernelCost c;
+  c.cls = KernelClass::gemm;
+  c.precision = p;
+  c.m = static_cast<std::int64_t>(m);
+  c.n = static_cast<std::int64_t>(n);
+  c.k = static_cast<std::int64_t>(k);
+  c.flops = Flops(2 * m * n * k);
+  const double e = inflect::core::bytes_per_element(p);
+  c.bytes = Bytes(e * (m * k + k * n) + 2 * m * n);  // inputs in p, output in bf16/fp16 (fp32 for tf32/fp32: below)
+  if (p == Precision::tf32 || p == Precision::fp32) c.bytes = Bytes(4 * (m * k + k * n + m * n));
+  return c;
+}
+
+struct Errors {
+  std::vector<double> e;  // (predicted - measured) / measured
+  void add(double predicted, double measured) { e.push_back((predicted - measured) / measured); }
+  double mean() const {
+    double s = 0;
+    for (double x : e) s += x;
+    return e.empty() ? 0 : s / static_cast<double>(e.size());
+  }
+  double worst() const {
+    double w = 0;
+    for (double x : e) w = std::abs(x) > std::abs(w) ? x : w;
+    return w;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("compute model against the H200 traces it was not built from (held-out shapes)") {
+  const auto t = load_trace();
+  const auto& sec = t["sections"];
+  const inflect::hw::ComputeModel h200(inflect::io::find_device("h200-sxm"));
+  std::map<std::string, Errors> groups;
+
+  for (const auto& r : sec["gemm_bf16"]["rows"]) {
+    const std::string kind = r["kind"];
+    const double s = r["seconds"];
+    if (kind == "square" || kind == "mamf-best-h100" || s < kHostBound) continue;
+    const double pred = h200.duration(gemm(r["m"], r["n"], r["k"], Precision::bf16)).seconds();
+    groups["bf16 " + kind].add(pred, s);
+    groups["bf16 all transformer GEMMs"].add(pred, s);
+    const auto& dev = inflect::io::find_device("h200-sxm");
+    const double wq = inflect::hw::wave_quantization(r["m"], r["n"], 1, dev.gemm_tile, dev.compute_units);
+    groups[wq >= 0.95 ? "bf16 whole waves (wq >= 0.95)" : "bf16 partial waves (wq < 0.95)"].add(pred, s);
+  }
+  for (const auto& [name, p] : std::vector<std::pair<std::string, Precision>>{
+           {"fp16", Precision::fp16}, {"fp8", Precision::fp8}, {"tf32", Precision::tf32}}) {
+    for (const auto& r : sec["gemm_other"][name]) {
+      if (!r.contains("kind") || r["seconds"].get<double>() < kHostBound) continue;  // squares built the curves
+      groups[name + " transformer GEMMs"].add(h200.duration(gemm(r["m"], r["n"], r["k"], p)).seconds(), r["seconds"]);
+    }
+  }
+  for (const auto& r : sec["attention"]["rows"]) {
+    if (!r["causal"].get<bool>()) continue;  // the compiler times causal attention
+    KernelCost c;
+    c.cls = KernelClass::attention;
+    c.precision = Precision::bf16;
+    c.flops = Flops(r["bwd_flops"].get<double>());
+    const double qkv = 2.0 * r["batch"].get<double>() * r["heads"].get<double>() * r["seq"].get<double>() * 128;
+    c.bytes = Bytes(qkv * 7);  // q, k, v, o, do read; dq, dk, dv written
+    groups["attention backward (causal)"].add(h200.duration(c).seconds(), r["bwd_seconds"]);
+  }
+  for (const auto& r : sec["memory"]["rows"]) {
+    if (r["kernel"] != "triad" || r["array_bytes"].get<double>() <= 16.0 * (1 << 20)) continue;  // L2-resident
+    KernelCost c;
+    c.cls = KernelClass::memory;
+    c.precision = Precision::bf16;
+    c.bytes = Bytes(r["bytes_moved"].get<double>());
+    groups["triad stream"].add(h200.duration(c).seconds(), r["seconds"]);
+  }
+
+  std::ostringstream table;
+  table << "\ncompute model vs H200 trace (held out), error = (predicted - measured) / measured\n";
+  table << fmt::format("{:<32} {:>6} {:>9} {:>9}\n", "group", "points", "mean", "worst");
+  for (const auto& [name, g] : groups)
+    table << fmt::format("{:<32} {:>6} {:>+8.1f}% {:>+8.1f}%\n", name, g.e.size(), 100 * g.mean(), 100 * g.worst());
+  MESSAGE(table.str());
+
+  // Where the 128-square tile fills whole waves the model is within 25% of every shape. Where it
+  // does not, the model over-charges wave quantization (up to 1.9x on 1024x2304x9216, measured at
+  // 705 TFLOP/s where two 128-tile waves would allow 365): Hopper's cuBLAS picks other tiles,
+  // clusters and stream-K per shape. A known limitation, printed above, guarded loosely here.
+  const Errors& all = groups["bf16 all transformer GEMMs"];
+  CHECK(all.e.size() >= 80);
+  CHECK(std::abs(all.mean()) <= 0.15);
+  CHECK(std::abs(groups["bf16 whole waves (wq >= 0.95)"].worst()) <= 0.25);
+  CHECK(std::abs(groups["bf16 partial waves (wq < 0.95)"].worst()) <= 1.0);
+  // tf32 (-18%: the tf32 curve is its squares' short runs) and the attention backward (-24%: it
+  // is timed on the forward's curve at 2.5x the FLOPs; the measured backward runs 15-30% below
+  // the forward's rate) are printed, not guarded.
+  for (const char* g : {"fp16 transformer GEMMs", "fp8 transformer GEMMs", "triad stream"}) {
+    CAPTURE(g);
+    REQUIRE(groups.count(g) == 1);
+    CHECK(std::abs(groups[g].mean()) <= 0.20);
+  }
+}
