@@ -105,10 +105,12 @@ KernelTiming ComputeModel::timing(const KernelCost& k) const {
       break;
     }
     case KernelClass::attention:
-      if (k.flops.value() > 0)
-        compute_s = k.flops.value() /
-                    (device_.peak(k.precision).value() * device_.attention_efficiency.at(k.flops.value()));
+    case KernelClass::attention_backward: {
+      const bool own = k.cls == KernelClass::attention_backward && !device_.attention_backward_efficiency.points.empty();
+      const EfficiencyCurve& curve = own ? device_.attention_backward_efficiency : device_.attention_efficiency;
+      if (k.flops.value() > 0) compute_s = k.flops.value() / (device_.peak(k.precision).value() * curve.at(k.flops.value()));
       break;
+    }
     case KernelClass::memory:
       // Elementwise arithmetic runs on the vector units, in fp32 whatever the storage precision.
       if (k.flops.value() > 0) compute_s = k.flops.value() / device_.vector_fp32.value();

@@ -234,10 +234,14 @@ void parse_gemm(const Node& node, DeviceSpec& d) {
                                                                       : d.gemm_efficiency_by_precision.begin()->second;
 }
 
-EfficiencyCurve parse_rate_curve(const Node& node, Kind kind, DeviceSpec& d, const std::string& field) {
+// Attention measurements may name their pass (`pass: forward | backward`, forward by default);
+// `backward` collects the backward points into their own curve (DeviceSpec::attention_backward_
+// efficiency), which stays empty when a device has none.
+EfficiencyCurve parse_rate_curve(const Node& node, Kind kind, DeviceSpec& d, const std::string& field,
+                                 EfficiencyCurve* backward = nullptr) {
   MapReader r(node);
-  std::vector<EfficiencyCurve::Point> pts;
-  std::vector<std::string> srcs;
+  std::vector<EfficiencyCurve::Point> pts, bwd_pts;
+  std::vector<std::string> srcs, bwd_srcs;
   std::set<std::string> ids;
   for (const Node& m : r.required("measurements").items()) {
     MapReader mr(m);
@@ -247,7 +251,9 @@ EfficiencyCurve parse_rate_curve(const Node& node, Kind kind, DeviceSpec& d, con
     std::optional<Node> dtype_node;
     double size = 0;
     double rate = 0;
+    bool is_backward = false;
     if (kind == Kind::attention) {
+      if (auto pass = mr.optional("pass")) is_backward = pass->as_choice({"forward", "backward"}) == "backward";
       dtype_node = mr.required("dtype");
       dtype = core::parse_precision(dtype_node->as_choice(precision_names()));
       size = positive_double(mr.required("flops"));
@@ -256,12 +262,17 @@ EfficiencyCurve parse_rate_curve(const Node& node, Kind kind, DeviceSpec& d, con
       size = positive(mr.required("bytes"), mr.required("bytes").as_bytes()).value();
       rate = positive(mr.required("rate"), mr.required("rate").as_bandwidth()).value();
     }
-    srcs.push_back(fmt::format("{} ({})", id.as_string(), nonempty_string(mr.required("source"))));
+    (is_backward ? bwd_srcs : srcs).push_back(fmt::format("{} ({})", id.as_string(), nonempty_string(mr.required("source"))));
     MeasuringDevice on = measuring_device(mr.optional("measured_on"), kind, d, dtype, dtype_node ? *dtype_node : m);
     mr.finish();
-    pts.push_back(located(m, [&] { return hw::rate_point(size, rate, on); }));
+    (is_backward ? bwd_pts : pts).push_back(located(m, [&] { return hw::rate_point(size, rate, on); }));
   }
   r.finish();
+  if (pts.empty()) node.fail(fmt::format("{}: at least one forward measurement is needed", field));
+  if (!bwd_pts.empty()) {
+    d.sources[field + ".backward"] = "derived from " + core::join(bwd_srcs, "; ");
+    *backward = finish_curve(std::move(bwd_pts), node, field + " (backward)");
+  }
   d.sources[field] = "derived from " + core::join(srcs, "; ");
   return finish_curve(std::move(pts), node, field);
 }
@@ -419,7 +430,8 @@ hw::DeviceSpec parse_device(const Node& root) {
     sr.finish();
   }
   parse_gemm(r.required("gemm"), d);
-  d.attention_efficiency = parse_rate_curve(r.required("attention"), Kind::attention, d, "attention_efficiency");
+  d.attention_efficiency =
+      parse_rate_curve(r.required("attention"), Kind::attention, d, "attention_efficiency", &d.attention_backward_efficiency);
   d.memory_efficiency = parse_rate_curve(r.required("memory"), Kind::memory, d, "memory_efficiency");
   r.finish();
   return d;

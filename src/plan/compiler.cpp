@@ -893,7 +893,7 @@ CompiledPlan Compiler::run() {
                    std::vector<workload::KernelSpec>& core, std::vector<workload::KernelSpec>& post) {
       bool seen = false;
       for (auto k : ks) {
-        if (k.cost.cls == core::KernelClass::attention) {
+        if (core::is_attention(k.cost.cls)) {
           k.cost.flops = core::Flops(k.cost.flops.value() / p_.cp);
           k.cost.bytes = core::Bytes(k.cost.bytes.value() / p_.cp);
           core.push_back(k);
@@ -979,7 +979,7 @@ CompiledPlan Compiler::run() {
   {
     std::vector<workload::KernelSpec> core;
     for (const auto& k : lk_.attn_fwd)
-      if (k.cost.cls == core::KernelClass::attention) core.push_back(k);
+      if (core::is_attention(k.cost.cls)) core.push_back(k);
     core_recompute_ = add_block("attn_core_recompute", core);
   }
   MemoryEstimate mem = estimate_memory(e_, dp_);

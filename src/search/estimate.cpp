@@ -48,7 +48,7 @@ double Estimator::seconds_of(const std::vector<workload::KernelSpec>& ks, int wh
   double s = 0;
   for (const auto& k : ks) {
     if (which == 1 && !k.weight_gradient) continue;
-    if (which == 2 && k.cost.cls != core::KernelClass::attention) continue;
+    if (which == 2 && !core::is_attention(k.cost.cls)) continue;
     s += kernel_s(k.cost);
   }
   return s;

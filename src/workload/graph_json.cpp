@@ -24,7 +24,7 @@ constexpr int kVersion = 1;
 const std::vector<std::string> kTopKeys = {"format", "version", "name", "total_ranks", "simulated_ranks",
                                            "represents", "streams", "meta", "groups", "kernels",
                                            "collectives", "ops"};
-const std::vector<std::string> kClassNames = {"gemm", "attention", "memory"};
+const std::vector<std::string> kClassNames = {"gemm", "attention", "memory", "attention_backward"};
 const std::vector<std::string> kPrecisionNames = {"fp32", "tf32", "bf16", "fp16", "fp8"};
 const std::vector<std::string> kKindNames = {"all_reduce", "reduce_scatter", "all_gather", "all_to_all",
                                              "send_recv"};
@@ -36,6 +36,7 @@ const char* class_name(core::KernelClass c) {
   switch (c) {
     case core::KernelClass::gemm: return "gemm";
     case core::KernelClass::attention: return "attention";
+    case core::KernelClass::attention_backward: return "attention_backward";
     case core::KernelClass::memory: return "memory";
   }
   return "?";

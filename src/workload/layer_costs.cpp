@@ -206,7 +206,7 @@ LayerKernels transformer_layer(const ModelSpec& m, const ShardShape& s) {
   gemm_bwd(lk.attn_bwd, "attn_out_proj", T, x.h, x.q_width, x.p);
   {
     KernelCost c;
-    c.cls = KernelClass::attention;
+    c.cls = KernelClass::attention_backward;
     c.precision = x.p;
     c.flops = Flops(kFlashBwdFlopRatio * attn_fwd);
     // read Q, O, dO, K, V; write dQ, dK, dV

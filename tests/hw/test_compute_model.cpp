@@ -232,6 +232,24 @@ TEST_CASE("attention runs at its own efficiency of the precision's peak") {
         doctest::Approx(1.099511627776e12 / (0.33 * 989.4e12) + kLaunch).epsilon(kPsRounding));
 }
 
+TEST_CASE("attention backward uses its own curve where the device has one, else the forward's") {
+  // Same 1.0995e12 FLOPs. Without backward points: the forward's 0.33. With a backward curve at
+  // 0.25: 1.0995e12 / (0.25 * 989.4e12) = 4.4451 ms, + 1.2 us launch. The forward is unchanged.
+  inflect::hw::DeviceSpec d = h100_like();
+  KernelCost a;
+  a.cls = KernelClass::attention_backward;
+  a.precision = Precision::bf16;
+  a.flops = Flops(1.099511627776e12);
+  CHECK(ComputeModel(d).duration(a).seconds() ==
+        doctest::Approx(1.099511627776e12 / (0.33 * 989.4e12) + kLaunch).epsilon(kPsRounding));
+  d.attention_backward_efficiency.points = {{1e9, 0.25}};
+  CHECK(ComputeModel(d).duration(a).seconds() ==
+        doctest::Approx(1.099511627776e12 / (0.25 * 989.4e12) + kLaunch).epsilon(kPsRounding));
+  a.cls = KernelClass::attention;
+  CHECK(ComputeModel(d).duration(a).seconds() ==
+        doctest::Approx(1.099511627776e12 / (0.33 * 989.4e12) + kLaunch).epsilon(kPsRounding));
+}
+
 TEST_CASE("GEMM time is monotone non-decreasing in m, n and k") {
   // Property over a grid that straddles tile (128) and wave (132 tiles) edges: growing any one
   // dimension never shortens the kernel. Would fail with tiles/(waves*units) alone (no partial-

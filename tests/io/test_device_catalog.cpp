@@ -113,6 +113,28 @@ TEST_CASE("catalog peaks match hardware.md") {
   CHECK(io::find_device("mi250x-gcd").hbm_capacity.value() == doctest::Approx(64e9).epsilon(kExact));
 }
 
+TEST_CASE("H100 and H200 attention: the backward curve reproduces the traced backward, below the forward's rate") {
+  // The H200 trace's causal seq 8192 attention: forward 5.4976e11 FLOPs at 613.1 TFLOP/s, backward
+  // 2.5x the FLOPs at 527.4 TFLOP/s; both pass through the curves (to the launch rounding).
+  for (const char* name : {"h200-sxm", "h100-sxm"}) {
+    CAPTURE(name);
+    const auto& d = io::find_device(name);
+    CHECK(!d.attention_backward_efficiency.points.empty());
+    ComputeModel m(d);
+    KernelCost f;
+    f.cls = KernelClass::attention;
+    f.flops = Flops(5.49755814e11);
+    KernelCost b = f;
+    b.cls = KernelClass::attention_backward;
+    b.flops = Flops(2.5 * 5.49755814e11);
+    CHECK(f.flops.value() / m.duration(f).seconds() / 1e12 == doctest::Approx(613.1).epsilon(1e-3));
+    CHECK(b.flops.value() / m.duration(b).seconds() / 1e12 == doctest::Approx(527.4).epsilon(1e-3));
+  }
+  // A device without backward points (A100: one FlashAttention-2 point) times the backward on its
+  // forward curve.
+  CHECK(io::find_device("a100-sxm-80g").attention_backward_efficiency.points.empty());
+}
+
 TEST_CASE("catalog GEMM curves reproduce their measurements and reach the bf16 plateau") {
   // The anchors are reproduced: the H100 borrows the fp8 and bf16 8192^3 GEMMs sustained at the
   // 700 W limit on an H200 (same die; calibration/traces/h200), 1244.6 and 669.0 TFLOP/s there.
@@ -186,6 +208,9 @@ TEST_CASE("parse_device is strict and says where") {
   CHECK(parse_error(replaced(good, "  min_power_cap: 200W", "  min_power_cap: 900W")).find("must not exceed board power") !=
         std::string::npos);
   CHECK(parse_error(replaced(good, "clock_mhz: 1494,", "clock_mhz: 2620,")).find("calibration clock") != std::string::npos);
+  // An attention point's pass is forward or backward, nothing else.
+  CHECK(parse_error(replaced(good, "dtype: bf16, flops:", "dtype: bf16, pass: sideways, flops:")).find("'sideways' is not allowed") !=
+        std::string::npos);
   // A curve naming an unknown measurement gets a suggestion.
   CHECK(parse_error(replaced(good, "fp8: {shape: azure-gemm-h100-fp8,", "fp8: {shape: azure-gemm-h100-fp9,"))
             .find("did you mean 'azure-gemm-h100-fp8'") != std::string::npos);

@@ -11,9 +11,13 @@ namespace inflect::core {
 
 enum class KernelClass : unsigned char {
   gemm,       // tensor-core matrix multiply; shape in m, n, k, batch
-  attention,  // fused flash-style attention; flops and bytes
+  attention,  // fused flash-style attention, forward; flops and bytes
   memory,     // bandwidth-bound (elementwise, norms, softmax, optimizer); bytes dominate
+  attention_backward,  // fused flash-style attention, backward (its own curve where a device has one)
 };
+
+/// Either pass of fused attention.
+constexpr bool is_attention(KernelClass c) { return c == KernelClass::attention || c == KernelClass::attention_backward; }
 
 /// What the compute model needs to know about one kernel.
 struct KernelCost {

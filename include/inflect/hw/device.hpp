@@ -104,6 +104,9 @@ struct DeviceSpec {
   std::map<core::Precision, EfficiencyCurve> gemm_efficiency_by_precision;
   /// Fraction of the dense peak a fused (flash-style) attention kernel reaches, by its FLOPs.
   EfficiencyCurve attention_efficiency;
+  /// The same for the backward pass, where the device has measurements of it; empty: the
+  /// forward curve times the backward too (at its own, larger FLOP count).
+  EfficiencyCurve attention_backward_efficiency;
   /// Fraction of HBM bandwidth a streaming kernel reaches, by bytes moved.
   EfficiencyCurve memory_efficiency;
   /// GEMM tile edge (elements) used for wave-quantization: a GEMM launches ceil(M/t)*ceil(N/t)
