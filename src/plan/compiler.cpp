@@ -62,7 +62,7 @@ constexpr int kTeRsSplits = 4;
 
 /// Kinds of process group, for the group cache key. PP groups are one per chunk boundary and
 /// direction of data (a pair: sender, receiver), so that each pairs its calls in micro-batch order.
-enum GroupType : std::uint64_t { kTp = 1, kCp, kDp, kPpAct, kPpGrad, kEp, kEdp, kRep, kCpRing, kTpRing };
+enum GroupType : std::uint64_t { kTp = 1, kCp, kDp, kPpAct, kPpGrad, kEp, kEdp, kRep, kCpRing, kTpRing, kMirror };
 
 class Compiler {
  public:
@@ -218,6 +218,12 @@ std::vector<RankId> Compiler::members(GroupType type, RankId r, int chunk) const
       c.tp = (c.tp + 1) % p_.tp;
       return {r, mesh_->rank(c)};
     }
+    case kMirror: {  // DualPipe: r and the pipeline rank that holds the same two stages, lower rank first
+      Coords c = mesh_->coords(r);
+      c.pp = p_.pp - 1 - c.pp;
+      const RankId m = mesh_->rank(c);
+      return {std::min(r, m), std::max(r, m)};
+    }
     case kDp: {  // the data-parallel (x cp) group, or with hybrid sharding r's shard group
       std::vector<RankId> all = mesh_->group2(r, Dim::dp, Dim::cp);
       if (replicas_ == 1) return all;
@@ -286,8 +292,8 @@ GroupId Compiler::group_uncached(GroupType type, RankId r, int chunk) {
   grp.members = members(type, r, chunk);
   if (o_.fidelity == Fidelity::symmetric) {
     // Class of r: every rank of the same stage. Enumerate the distinct groups of that class, in
-    // the order of their first ranks along (tp, cp, dp). A group other than a PP pair lies inside
-    // the stage, so once one of its members has been seen the others need not be asked for it:
+    // the order of their first ranks along (tp, cp, dp). A group other than a PP pair or a DualPipe
+    // mirror pair (one member in each of two stages) lies inside the stage, so once one of its members has been seen the others need not be asked for it:
     // each rank is visited once, not once per member of its group (16k ranks x 128-rank groups).
     const Coords c = mesh_->coords(r);
     std::vector<std::int32_t> order(static_cast<std::size_t>(mesh_->ranks()), -1);  // rank -> visit index
@@ -307,7 +313,9 @@ GroupId Compiler::group_uncached(GroupType type, RankId r, int chunk) {
           if (!pp)
             for (RankId m : mem) seen[static_cast<std::size_t>(m)] = 1;
           if (xb == b) continue;
-          found.push_back({order[static_cast<std::size_t>(xb)], std::move(mem)});
+          // A DualPipe mirror pair has one member in this stage (xr) and one in the mirror stage:
+          // it is ordered by the one here.
+          found.push_back({order[static_cast<std::size_t>(type == kMirror ? xr : xb)], std::move(mem)});
         }
     std::sort(found.begin(), found.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     for (auto& f : found) grp.mirrors.push_back(std::move(f.second));
@@ -819,6 +827,17 @@ void Compiler::emit_rank(RankId r) {
     // Routed experts (with EP) were reduced over the whole expert-data-parallel group already.
     const double shard = (stage_params_[si] - (p_.ep > 1 ? stage_expert_params_[si] : 0.0)) / dp_group_size_ * grad_bytes_;
     comm(s_dp_, collective(CollectiveKind::all_reduce, ParallelDim::dp, group(kRep, r), shard, "dp_ar_replicas"), Phase::optimizer, -1, 0, a);
+  }
+  if (p_.schedule == Schedule::dualpipe) {
+    // DualPipe keeps two copies of the model: rank s holds stages s and pp-1-s, and so does its
+    // mirror rank pp-1-s, in the other direction. Each copy's gradients are only half of the
+    // stage's, so the pair sums them before the update (deepseek-ai/DualPipe's example adds each
+    // copy's gradient to its mirror's). After the data-parallel reduction, on the shards the
+    // optimizer updates (ZeRO >= 1) or on the whole gradients (ZeRO 0).
+    const double experts = p_.ep > 1 ? stage_expert_params_[si] : 0.0;
+    const double params = p_.zero >= 1 ? (stage_params_[si] - experts) / dp_group_size_ + experts / edp_group_size_ : stage_params_[si];
+    comm(s_dp_, collective(CollectiveKind::all_reduce, ParallelDim::pp, group(kMirror, r), params * grad_bytes_, "pp_ar_dualpipe_copies"),
+         Phase::optimizer, -1, 0, a);
   }
   compute(optimizer_[si], Phase::optimizer, -1, 0, a);
   if (p_.zero == 1 || p_.zero == 2) {

@@ -11,7 +11,7 @@ namespace inflect::search {
 
 namespace {
 
-enum Group : unsigned { kTp, kDp, kEdp, kEp, kPp, kCpRing };
+enum Group : unsigned { kTp, kDp, kEdp, kEp, kPp, kCpRing, kMirror };
 
 /// Compute of `t` seconds overlapped by communication of `c` seconds on the same device: the
 /// kernels run 1/(1+ci) slower while data moves (the engine's interference rule), and the step
@@ -115,6 +115,7 @@ double Estimator::collective_s(net::CollectiveOp op, int group, const Candidate&
         break;
       case kPp: ranks = {0, mesh.rank(plan::Coords{0, 0, 1, 0})}; break;
       case kCpRing: ranks = {0, mesh.rank(plan::Coords{0, 1, 0, 0})}; break;
+      case kMirror: ranks = {0, mesh.rank(plan::Coords{0, 0, c.pp - 1, 0})}; break;  // DualPipe's two copies
     }
     const std::vector<net::DeviceId> members(ranks.begin(), ranks.end());
     it = collectives_.emplace(outer, net::collective_cost_model(op, members, *topo_, tuning_)).first;
@@ -319,7 +320,7 @@ Estimate Estimator::estimate(const Candidate& c, bool even_if_over_memory) {
   // Data parallelism: each stage reduces its gradients in buckets through its last backward;
   // stage s finishes that backward about s backward-steps before stage 0 (the drain), which is
   // slack for its reduction.
-  double dp_exposed = 0, interference = 0, after_optimizer = 0, most_shard_params = 0;
+  double dp_exposed = 0, interference = 0, after_optimizer = 0, most_shard_params = 0, mirror = 0;
   const bool reduce = c.dp * c.cp > 1;
   for (int s = 0; s < p; ++s) {
     const auto& st = mem.stages[static_cast<std::size_t>(s)];
@@ -327,6 +328,9 @@ Estimate Estimator::estimate(const Candidate& c, bool even_if_over_memory) {
     // (With ep = 1 the expert-data-parallel group is dp*cp itself.)
     const double shard_params = c.zero >= 1 ? dense / (static_cast<double>(c.dp) * c.cp) + experts / edp : st.params;
     most_shard_params = std::max(most_shard_params, shard_params);
+    // DualPipe: the two copies of each stage sum their gradients before the update (the compiler's
+    // pp_ar_dualpipe_copies), on the optimizer's shards.
+    if (c.schedule == plan::Schedule::dualpipe) mirror = std::max(mirror, collective_s(CollectiveOp::all_reduce, kMirror, c, shard_params * gbytes));
     if (!reduce || (s > 0 && s < p - 1)) continue;  // first and last stages bound the rest
     const auto op = c.zero >= 1 ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
     double exposed = 0;
@@ -382,7 +386,7 @@ Estimate Estimator::estimate(const Candidate& c, bool even_if_over_memory) {
   out.cp_s = mbs * (best_f.cp + best_b.cp);
   out.ep_s = mbs * (best_f.ep + best_b.ep);
   out.dp_s = mbs * (best_f.dp + best_b.dp) + std::max(0.0, dp_exposed) + after_optimizer;
-  out.pp_s = p2p;
+  out.pp_s = p2p + mirror;
   out.bubble_s = bubble;
   out.step_s = out.compute_s + out.tp_s + out.cp_s + out.ep_s + out.dp_s + out.pp_s + out.bubble_s;
   return out;

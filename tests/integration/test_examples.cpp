@@ -448,12 +448,13 @@ TEST_CASE("bundled search: Llama-3-405B on 16,384 H100s, through the cli") {
   CHECK(j["enumerated"] == 10272);
   CHECK(j["simulated"] == 3);
   REQUIRE(j["plans"].size() == 3);
-  // Golden figures (2% band), 2026-12-04 (H100 GEMMs anchored to the sustained H200 trace): the
-  // engine's best of the estimate's top three is a
-  // DualPipe plan with TP4 inside the node and CP8 across four nodes; it fits (45 GB of 80).
+  // Golden figures (2% band), 2026-12-04 (H100 GEMMs and attention from the H200 traces; DualPipe
+  // pays the sum of its two parameter copies' gradients): the engine's best of the estimate's top
+  // three is a DualPipeV plan with TP4 inside the node and CP8 across four nodes; it fits (64 GB
+  // of 80). DualPipe at pp32 runs within 0.1% of it.
   const auto& best = j["plans"][0];
-  CHECK(best["plan"] == "tp4 cp8 pp32 dp16 sp zero1 dualpipe recompute=none mb1");
-  CHECK(best["report"]["step_time_s"].get<double>() == doctest::Approx(5.600).epsilon(kGoldenTolerance));
+  CHECK(best["plan"] == "tp4 cp8 pp16 dp32 sp zero1 dualpipev recompute=none mb1");
+  CHECK(best["report"]["step_time_s"].get<double>() == doctest::Approx(5.579).epsilon(kGoldenTolerance));
   CHECK(best["report"]["memory"]["fits"] == true);
   double previous = 0;
   for (const auto& p : j["plans"]) {
