@@ -571,6 +571,13 @@ void Compiler::flush_bucket(RankId r, int chunk, StepOps& out) {
   if (pending_[ci] > 0 && dp_group_size_ > 1)
     comm(s_dp_, collective(kind, ParallelDim::dp, group(kDp, r), pending_[ci], rs ? "dp_rs_grads" : "dp_ar_grads"), Phase::backward, -1, 0, out,
          true);
+  // Hybrid sharding (HSDP): the bucket's reduced shard is then all-reduced across the replicas,
+  // bucket by bucket behind the backward, as FSDP's hybrid shard does after each reduce-scatter
+  // (same stream: it follows its reduce-scatter). Routed experts were reduced over the whole
+  // expert-data-parallel group already.
+  if (pending_[ci] > 0 && replicas_ > 1)
+    comm(s_dp_, collective(CollectiveKind::all_reduce, ParallelDim::dp, group(kRep, r), pending_[ci] / dp_group_size_, "dp_ar_replicas"),
+         Phase::backward, -1, 0, out, true);
   if (pending_experts_[ci] > 0 && edp_group_size_ > 1)
     comm(s_dp_,
          collective(kind, ParallelDim::dp, group(kEdp, r), pending_experts_[ci], rs ? "dp_rs_expert_grads" : "dp_ar_expert_grads"),
@@ -813,7 +820,7 @@ void Compiler::emit_rank(RankId r) {
   // op (the dp stream runs in order: the last implies all); with ZeRO-1 the parameter all-gather.
   a.clear();
   const auto si = static_cast<std::size_t>(s);
-  if (!p_.overlap_grad_reduce && dp_group_size_ > 1) {
+  if (!p_.overlap_grad_reduce && (dp_group_size_ > 1 || replicas_ > 1)) {
     const double experts = p_.ep > 1 ? stage_expert_params_[si] : 0.0;
     pending_[0] = (stage_params_[si] - experts) * grad_bytes_;
     pending_experts_[0] = experts * grad_bytes_;
@@ -822,12 +829,6 @@ void Compiler::emit_rank(RankId r) {
   issue_step(r, a, frontier);
   if (has_dp_) frontier.push_back(last_dp_);
   a.clear();
-  if (replicas_ > 1) {
-    // Hybrid sharding: the shard groups' reduced gradient shards, all-reduced across replicas.
-    // Routed experts (with EP) were reduced over the whole expert-data-parallel group already.
-    const double shard = (stage_params_[si] - (p_.ep > 1 ? stage_expert_params_[si] : 0.0)) / dp_group_size_ * grad_bytes_;
-    comm(s_dp_, collective(CollectiveKind::all_reduce, ParallelDim::dp, group(kRep, r), shard, "dp_ar_replicas"), Phase::optimizer, -1, 0, a);
-  }
   if (p_.schedule == Schedule::dualpipe) {
     // DualPipe keeps two copies of the model: rank s holds stages s and pp-1-s, and so does its
     // mirror rank pp-1-s, in the other direction. Each copy's gradients are only half of the
