@@ -131,7 +131,7 @@ TEST_CASE("every bundled example loads and simulates with sane figures") {
 }
 
 TEST_CASE("bundled hot-GPU experiment: the job-wide cost of one hot GPU per node, and a plan change") {
-  // Figures of 2026-12-04 (their files' comments): nominal 3.80 s, one hot GPU per node 4.73 s,
+  // Figures of 2026-12-04 (their files' comments): nominal 3.80 s, one hot GPU per node 4.74 s,
   // the hot stage given 5 of 32 layers 3.52 s. Asserted loosely: the hot GPU costs the whole job
   // at least 10%, and the uneven split wins back at least 15% of the hot step.
   const fs::path dir = fs::path(INFLECT_SOURCE_DIR) / "workloads/examples/whatif";
@@ -148,7 +148,11 @@ TEST_CASE("bundled hot-GPU experiment: the job-wide cost of one hot GPU per node
   // The cost is heat on the hot stage: the hot devices hold their slowdown temperature, and the
   // slowdown shows in the breakdown of the rank that waits for them (idle, as bubble or other).
   CHECK(hot.thermal.thermal_throttled_fraction > 0);
-  CHECK(hot.thermal.peak_temp_c == doctest::Approx(87).epsilon(0.01));
+  // Held at the 87 C slowdown on average over the step; with the die's measured 0.46 s time
+  // constant the hottest kernels (a collective's power on top of the kernel's) overshoot by up to
+  // ~2 C, under the 89 C where the hardware's own slowdown acts.
+  CHECK(hot.thermal.peak_temp_c >= 86.9);
+  CHECK(hot.thermal.peak_temp_c <= 89.5);
   CHECK(nominal.thermal.thermal_throttled_fraction == 0);
   CHECK(fixed.plan.find("layers=9/9/9/5") != std::string::npos);
 }
@@ -390,8 +394,8 @@ TEST_CASE("bundled scan: micro-batch 1..8 on H200s in a cool and a hot hall: pow
   };
   // With the H200's measured power and heat (calibration/traces/h200): every micro-batch holds
   // the 700 W limit (the measured device did from micro-batch 2), the die settles near
-  // inlet + 0.039 C/W x 680 W, far below the 87 C slowdown even in the 42 C hall, and the hot hall
-  // costs 1.4-1.8% of throughput through leakage alone (a hotter die draws more static power and
+  // inlet + 0.055 C/W x 680 W (63 C at 25 C, as the measured device held), below the 87 C slowdown
+  // even in the 42 C hall (80 C), and the hot hall costs 1.4-1.7% of throughput through leakage (a hotter die draws more static power and
   // gets less clock under the same limit). Gains per doubling stay positive (8%, 16%, 8%).
   for (int inlet : {25, 42}) {
     CAPTURE(inlet);
@@ -401,7 +405,7 @@ TEST_CASE("bundled scan: micro-batch 1..8 on H200s in a cool and a hot hall: pow
       CHECK(r.status == inflect::scan::RowStatus::ok);
       CHECK(r.limiter == "power");
       CHECK(r.avg_device_w == doctest::Approx(678).epsilon(0.02));
-      CHECK(r.peak_temp_c == doctest::Approx(inlet + 0.039 * 690).epsilon(0.03));
+      CHECK(r.peak_temp_c == doctest::Approx(inlet + 0.055 * 690).epsilon(0.03));
       CHECK(r.peak_temp_c < 80);
       CHECK(row(42, mb).tokens_per_s < row(25, mb).tokens_per_s);
       CHECK(row(42, mb).tokens_per_s > 0.97 * row(25, mb).tokens_per_s);
@@ -409,9 +413,9 @@ TEST_CASE("bundled scan: micro-batch 1..8 on H200s in a cool and a hot hall: pow
     }
   }
   // Golden figures (2026-12-04, 2% band).
-  CHECK(row(25, 1).tokens_per_s == doctest::Approx(3.233e5).epsilon(kGoldenTolerance));
-  CHECK(row(25, 8).tokens_per_s == doctest::Approx(4.362e5).epsilon(kGoldenTolerance));
-  CHECK(row(42, 8).tokens_per_s == doctest::Approx(4.286e5).epsilon(kGoldenTolerance));
+  CHECK(row(25, 1).tokens_per_s == doctest::Approx(3.215e5).epsilon(kGoldenTolerance));
+  CHECK(row(25, 8).tokens_per_s == doctest::Approx(4.329e5).epsilon(kGoldenTolerance));
+  CHECK(row(42, 8).tokens_per_s == doctest::Approx(4.256e5).epsilon(kGoldenTolerance));
   CHECK(row(42, 8).breakdown.compute_throttle_s > 0);
   CHECK(row(25, 8).breakdown.compute_throttle_s == 0);
 }
