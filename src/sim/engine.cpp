@@ -240,6 +240,14 @@ void Engine::setup(const hw::ComputeModel& compute) {
   std::vector<std::vector<std::uint32_t>> inst_by_ordinal(groups.size());
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> ordinal(sim.size());  // per slot: (group, count)
   std::vector<std::uint32_t> inst_count;
+  {
+    // At most one instance per collective op: reserving avoids regrowing (and re-touching) the
+    // instance table while it fills.
+    std::size_t collective_ops = 0;
+    for (const Op& op : ops) collective_ops += op.type == OpType::collective;
+    inst_.reserve(collective_ops);
+    inst_count.reserve(collective_ops);
+  }
   for (std::size_t i = 0; i < n; ++i) {
     const Op& op = ops[i];
     if (op.type != OpType::collective) continue;
