@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "inflect/hw/compute_model.hpp"
+#include "inflect/hw/power_model.hpp"
 #include "inflect/io/device_catalog.hpp"
 
 namespace {
@@ -140,4 +141,37 @@ TEST_CASE("compute model against the H200 traces it was not built from (held-out
     REQUIRE(groups.count(g) == 1);
     CHECK(std::abs(groups[g].mean()) <= 0.20);
   }
+}
+
+// The power model against the trace's sustained GEMMs at the 700 W limit (power_by_shape): only
+// the 8192^3 bf16 run pinned the energy per FLOP (power.calibration); the other shapes, the zero
+// data and fp8 are held out. Printed: the clock the model gives each GEMM at board power against
+// the clock NVML read. The large bf16 GEMMs come within 6%. The model clocks the smaller ones
+// 8-20% low: it charges their operand bytes at the streaming copy's 115 pJ/byte, while the
+// benchmark re-ran one GEMM on the same operands, whose 32 MB weight matrix (512x6912x2304)
+// then stays in the 60 MB L2 — less HBM traffic than a training step's. fp8 runs 13% higher in the
+// model than measured: the model prices an fp8 FLOP at half a bf16 one (same datapath power at
+// twice the rate); the device spent more. Asserted loosely (regression guard): within 25%.
+TEST_CASE("power model against the H200 trace's sustained GEMMs (held-out shapes)") {
+  const auto t = load_trace();
+  const auto& dev = inflect::io::find_device("h200-sxm");
+  const inflect::hw::ComputeModel compute(dev);
+  const inflect::hw::PowerModel power(dev);
+  // Mean SM clock NVML read over each row's window (telemetry.csv is not parsed here: the rows'
+  // clocks, from summary.txt, are restated with the shape).
+  struct Row { double m, n, k; Precision p; const char* data; double mhz; };
+  const std::vector<Row> rows = {{16384, 16384, 16384, Precision::bf16, "randn", 1480}, {8192, 8192, 8192, Precision::bf16, "randn", 1503},
+                                 {4096, 4096, 4096, Precision::bf16, "randn", 1525}, {2048, 2048, 13312, Precision::bf16, "randn", 1539},
+                                 {2048, 9216, 2304, Precision::bf16, "randn", 1515}, {512, 6912, 2304, Precision::bf16, "randn", 1848},
+                                 {8192, 8192, 8192, Precision::fp8, "randn", 1396}};
+  std::ostringstream table;
+  table << "\npower model vs H200 trace: clock at the 700 W limit (MHz)\n";
+  for (const Row& r : rows) {
+    const auto prof = power.profile(gemm(r.m, r.n, r.k, r.p), compute);
+    const double model = power.clock_mhz(prof.cal_level);
+    table << fmt::format("{:>6.0f}x{:<6.0f}x{:<6.0f} {:<5} model {:>5.0f}  measured {:>5.0f}  {:+.1f}%\n", r.m, r.n, r.k,
+                         r.p == Precision::fp8 ? "fp8" : "bf16", model, r.mhz, 100 * (model - r.mhz) / r.mhz);
+    CHECK(std::abs(model - r.mhz) / r.mhz <= 0.25);
+  }
+  MESSAGE(table.str());
 }
