@@ -174,7 +174,11 @@ void Engine::setup(const hw::ComputeModel& compute) {
   // Streams as CSR; internal index = position in the CSR.
   const std::size_t nkeys = sim.size() * nstreams_;
   stream_begin_.assign(nkeys + 1, 0);
-  for (const Op& op : ops) ++stream_begin_[stream_key(op) + 1];
+  std::size_t collective_ops = 0;  // an upper bound of the collective instances, matched below
+  for (const Op& op : ops) {
+    ++stream_begin_[stream_key(op) + 1];
+    collective_ops += op.type == OpType::collective;
+  }
   for (std::size_t k = 0; k < nkeys; ++k) stream_begin_[k + 1] += stream_begin_[k];
   orig_.resize(n);
   BigVector<std::uint32_t> internal(n);
@@ -240,14 +244,10 @@ void Engine::setup(const hw::ComputeModel& compute) {
   std::vector<std::vector<std::uint32_t>> inst_by_ordinal(groups.size());
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> ordinal(sim.size());  // per slot: (group, count)
   std::vector<std::uint32_t> inst_count;
-  {
-    // At most one instance per collective op: reserving avoids regrowing (and re-touching) the
-    // instance table while it fills.
-    std::size_t collective_ops = 0;
-    for (const Op& op : ops) collective_ops += op.type == OpType::collective;
-    inst_.reserve(collective_ops);
-    inst_count.reserve(collective_ops);
-  }
+  // At most one instance per collective op: reserving avoids regrowing (and re-touching) the
+  // instance table while it fills.
+  inst_.reserve(collective_ops);
+  inst_count.reserve(collective_ops);
   for (std::size_t i = 0; i < n; ++i) {
     const Op& op = ops[i];
     if (op.type != OpType::collective) continue;
