@@ -126,13 +126,13 @@ class Compiler {
   Block moe_route_fwd_, moe_shared_fwd_, moe_route_bwd_, moe_shared_bwd_, moe_route_dgrad_, moe_shared_dgrad_;
   bool shared_overlap_ = false;
   // parallel.tp_comm_overlap: the dense blocks cut for it (forward; backward; input-gradient only).
-  bool tp_overlap_ = false;
   TpOverlapBlock ov_attn_fwd_, ov_mlp_fwd_, ov_attn_bwd_, ov_mlp_bwd_, ov_attn_dgrad_, ov_mlp_dgrad_;
   double ep_bytes_ = 0;
   int edp_group_size_ = 1;  // ranks holding the same experts: dp*cp/ep
   std::vector<double> stage_expert_params_;
   std::vector<Block> optimizer_;     // per stage
   std::vector<double> stage_params_; // parameters one rank of each stage holds
+  std::vector<double> stage_shard_params_;  // ... of which it updates (its optimizer shard)
   std::unordered_map<std::uint64_t, GroupId> groups_;
   std::unordered_map<std::uint64_t, GroupId> by_rank_;
   struct CollKey {
@@ -293,7 +293,8 @@ GroupId Compiler::group_uncached(GroupType type, RankId r, int chunk) {
   if (o_.fidelity == Fidelity::symmetric) {
     // Class of r: every rank of the same stage. Enumerate the distinct groups of that class, in
     // the order of their first ranks along (tp, cp, dp). A group other than a PP pair or a DualPipe
-    // mirror pair (one member in each of two stages) lies inside the stage, so once one of its members has been seen the others need not be asked for it:
+    // mirror pair (one member in each of two stages) lies inside the stage, so once one of its
+    // members has been seen the others need not be asked for it:
     // each rank is visited once, not once per member of its group (16k ranks x 128-rank groups).
     const Coords c = mesh_->coords(r);
     std::vector<std::int32_t> order(static_cast<std::size_t>(mesh_->ranks()), -1);  // rank -> visit index
@@ -436,7 +437,7 @@ void Compiler::ring_ops(RankId r, Dim dim, int layer, int mb, Phase ph, const Bl
 // parallel.tp_comm_overlap applies to a block with SP collectives around dense GEMMs: not to an
 // MoE MLP (its GEMMs sit between the EP all-to-alls) nor to ring attention (its own overlap).
 bool Compiler::tp_overlapped(int blk, int layer) const {
-  if (!tp_overlap_) return false;
+  if (!p_.tp_comm_overlap) return false;
   return blk == 0 ? p_.cp == 1 : !m_.moe_layer(layer);
 }
 
@@ -601,8 +602,8 @@ void Compiler::add_grads(RankId r, int chunk, double dense_bytes, double expert_
 
 void Compiler::layer_grads(RankId r, int chunk, int layer, bool last, StepOps& out) {
   // Without EP every rank holds every expert: one group reduces all of the layer.
-  const double experts = p_.ep > 1 ? m_.routed_expert_params(layer) : 0.0;
-  add_grads(r, chunk, (m_.layer_params(layer) - experts) / p_.tp * grad_bytes_, experts / (p_.tp * p_.ep) * grad_bytes_, last, out);
+  const LayerShard held = layer_shard(m_, layer, p_.tp, p_.ep);
+  add_grads(r, chunk, held.dense * grad_bytes_, held.experts * grad_bytes_, last, out);
   // ZeRO-3 / FSDP reduce-scatters each layer (its FSDP unit) as soon as its backward is done: the
   // dense part over the shard group, the routed experts over the expert-data-parallel group.
   if (p_.zero >= 3 && p_.overlap_grad_reduce) flush_bucket(r, chunk, out);
@@ -614,14 +615,11 @@ void Compiler::layer_grads(RankId r, int chunk, int layer, bool last, StepOps& o
 // the returned position (the last gather in `out`) is the one the layer's first op waits on.
 int Compiler::gather_params(RankId r, int layer, int mb, Phase ph, StepOps& out) {
   const double bpe = core::bytes_per_element(e_.training.precision);
-  const double experts = p_.ep > 1 ? m_.routed_expert_params(layer) : 0.0;
-  comm(s_ag_,
-       collective(CollectiveKind::all_gather, ParallelDim::dp, group(kDp, r), (m_.layer_params(layer) - experts) / p_.tp * bpe,
-                  "dp_ag_layer_params"),
-       ph, layer, mb, out, true);
-  if (experts > 0 && edp_group_size_ > 1)
-    comm(s_ag_,
-         collective(CollectiveKind::all_gather, ParallelDim::dp, group(kEdp, r), experts / (p_.tp * p_.ep) * bpe, "dp_ag_layer_expert_params"),
+  const LayerShard held = layer_shard(m_, layer, p_.tp, p_.ep);
+  comm(s_ag_, collective(CollectiveKind::all_gather, ParallelDim::dp, group(kDp, r), held.dense * bpe, "dp_ag_layer_params"), ph,
+       layer, mb, out, true);
+  if (held.experts > 0 && edp_group_size_ > 1)
+    comm(s_ag_, collective(CollectiveKind::all_gather, ParallelDim::dp, group(kEdp, r), held.experts * bpe, "dp_ag_layer_expert_params"),
          ph, layer, mb, out, true);
   return static_cast<int>(out.size()) - 1;
 }
@@ -835,9 +833,9 @@ void Compiler::emit_rank(RankId r) {
     // stage's, so the pair sums them before the update (deepseek-ai/DualPipe's example adds each
     // copy's gradient to its mirror's). After the data-parallel reduction, on the shards the
     // optimizer updates (ZeRO >= 1) or on the whole gradients (ZeRO 0).
-    const double experts = p_.ep > 1 ? stage_expert_params_[si] : 0.0;
-    const double params = p_.zero >= 1 ? (stage_params_[si] - experts) / dp_group_size_ + experts / edp_group_size_ : stage_params_[si];
-    comm(s_dp_, collective(CollectiveKind::all_reduce, ParallelDim::pp, group(kMirror, r), params * grad_bytes_, "pp_ar_dualpipe_copies"),
+    comm(s_dp_,
+         collective(CollectiveKind::all_reduce, ParallelDim::pp, group(kMirror, r), stage_shard_params_[si] * grad_bytes_,
+                    "pp_ar_dualpipe_copies"),
          Phase::optimizer, -1, 0, a);
   }
   compute(optimizer_[si], Phase::optimizer, -1, 0, a);
@@ -875,8 +873,8 @@ CompiledPlan Compiler::run() {
 
   s_compute_ = g_.stream("compute");
   s_tp_ = g_.stream("tp");
-  tp_overlap_ = p_.tp_comm_overlap;  // check_plan: needs tp > 1 and sequence parallelism
-  if (tp_overlap_ && o_.fidelity == Fidelity::full) s_tp_recv_ = g_.stream("tp_recv");
+  // check_plan: tp_comm_overlap needs tp > 1 and sequence parallelism.
+  if (p_.tp_comm_overlap && o_.fidelity == Fidelity::full) s_tp_recv_ = g_.stream("tp_recv");
   if (p_.cp > 1) {
     s_cp_send_ = g_.stream("cp_send");
     s_cp_recv_ = g_.stream("cp_recv");
@@ -947,7 +945,7 @@ CompiledPlan Compiler::run() {
     attn_wgrad_ = add_block("attn_bwd_weight", split(lk_.attn_bwd, true));
     mlp_wgrad_ = add_block("mlp_bwd_weight", split(lk_.mlp_bwd, true));
   }
-  if (tp_overlap_) {
+  if (p_.tp_comm_overlap) {
     if (p_.cp == 1) {
       ov_attn_fwd_ = cut_tp_overlap("attn_fwd", lk_.attn_fwd, true);
       ov_attn_bwd_ = cut_tp_overlap("attn_bwd", lk_.attn_bwd, false);
@@ -1010,8 +1008,9 @@ CompiledPlan Compiler::run() {
     stage_expert_params_.push_back(mem.stages[static_cast<std::size_t>(s)].expert_params);
     // ZeRO >= 1: each rank updates its shard, dense parameters over dp*cp (or the shard group),
     // routed experts over dp*cp/ep (the expert-data-parallel group).
-    double shard_params = p_.zero >= 1 ? (params - experts) / dp_group_size_ + experts / edp_group_size_ : params;
-    optimizer_.push_back(add_block(fmt::format("optimizer_stage{}", s), {workload::optimizer_step(shard_params, e_.training.precision)}));
+    stage_shard_params_.push_back(p_.zero >= 1 ? (params - experts) / dp_group_size_ + experts / edp_group_size_ : params);
+    optimizer_.push_back(
+        add_block(fmt::format("optimizer_stage{}", s), {workload::optimizer_step(stage_shard_params_.back(), e_.training.precision)}));
   }
 
   std::vector<RankId> sim;

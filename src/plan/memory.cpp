@@ -27,6 +27,11 @@ workload::ShardShape shard_shape(const Experiment& e) {
   return s;
 }
 
+LayerShard layer_shard(const workload::ModelSpec& m, int layer, int tp, int ep) {
+  const double routed = ep > 1 ? m.routed_expert_params(layer) : 0.0;
+  return {(m.layer_params(layer) - routed) / tp, routed / (static_cast<double>(tp) * ep)};
+}
+
 double grad_bytes_per_param(core::Precision p) { return p == core::Precision::fp16 ? 2.0 : 4.0; }
 
 std::int64_t micro_batches(const Experiment& e, int dp) {
@@ -115,8 +120,7 @@ MemoryEstimate estimate_memory(const Experiment& e, int dp, const ScheduleFacts&
       for (int c : layout.chunks_of(s))
         for (int l = layout.first_layer[static_cast<std::size_t>(c)];
              l < layout.first_layer[static_cast<std::size_t>(c)] + layout.layers[static_cast<std::size_t>(c)]; ++l) {
-          const double routed = m.routed_expert_params(l);
-          const double held = (m.layer_params(l) - routed) / p.tp + routed / (static_cast<double>(p.tp) * p.ep);
+          const double held = layer_shard(m, l, p.tp, p.ep).total();
           widest = std::max(widest, held);
           all += held;
         }

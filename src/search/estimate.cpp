@@ -173,10 +173,9 @@ Estimate Estimator::estimate(const Candidate& c, bool even_if_over_memory) {
   const bool zero3 = c.zero >= 3;
   const double edp = static_cast<double>(c.dp) * c.cp / c.ep;
   auto layer_comm = [&](CollectiveOp op, bool moe, double per_param) {
-    const int l = moe ? m.moe.first_dense_layers : 0;
-    const double experts = c.ep > 1 ? m.routed_expert_params(l) : 0.0;
-    double s = collective_s(op, kDp, c, (m.layer_params(l) - experts) / c.tp * per_param);
-    if (experts > 0 && edp > 1) s += collective_s(op, kEdp, c, experts / (static_cast<double>(c.tp) * c.ep) * per_param);
+    const plan::LayerShard held = plan::layer_shard(m, moe ? m.moe.first_dense_layers : 0, c.tp, c.ep);
+    double s = collective_s(op, kDp, c, held.dense * per_param);
+    if (held.experts > 0 && edp > 1) s += collective_s(op, kEdp, c, held.experts * per_param);
     return s;
   };
   auto layer_gather = [&](bool moe) { return layer_comm(CollectiveOp::all_gather, moe, bpe); };

@@ -46,6 +46,16 @@ struct MemoryEstimate {
 
 /// How one rank holds each layer under the experiment's plan.
 workload::ShardShape shard_shape(const Experiment& e);
+/// The parameters one rank holds of a layer: the dense part over tp (without EP the routed
+/// experts count as dense: every rank holds them all) and, with EP, the rank's experts/ep of the
+/// routed experts over tp. The two parts reduce and gather over different groups (the
+/// data-parallel group, the expert-data-parallel group).
+struct LayerShard {
+  double dense = 0;
+  double experts = 0;
+  double total() const { return dense + experts; }
+};
+LayerShard layer_shard(const workload::ModelSpec& m, int layer, int tp, int ep);
 /// Bytes per parameter of the gradients that are accumulated and reduced across data parallelism.
 double grad_bytes_per_param(core::Precision p);
 /// Micro-batches per step of one data-parallel rank.
