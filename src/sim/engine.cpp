@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <map>
-#include <tuple>
 
 #include "inflect/core/error.hpp"
 #include "inflect/core/event_queue.hpp"
@@ -17,11 +15,12 @@ namespace {
 
 using core::Time;
 using workload::ExecutionGraph;
+using workload::GroupId;
 using workload::Op;
 using workload::OpId;
 using workload::OpType;
 
-/// Per-op tables: tens of millions of entries on large graphs (see core/huge_pages.hpp).
+/// Template tables: on a symmetric graph every rank is its own class, so they hold every op.
 template <class T>
 using BigVector = std::vector<T, core::HugePageAllocator<T>>;
 
@@ -47,6 +46,18 @@ struct ReadyPhase {
   Time latency;
 };
 
+// How the engine holds a graph of millions of ops without a record per op.
+//
+// Ranks whose op sequences are the same up to the process groups they call (the data-parallel
+// replicas of a pipeline stage, the members of a tensor-parallel group) form a class. The engine
+// keeps one template per class — its ops in stream-major order, their dependencies and successors
+// — and per rank only the class, the group each of the class's "roles" stands for on this rank,
+// and where each of its streams has got to. An op is done when its stream's head has passed it
+// (a stream runs its ops in order), so no per-op counter is needed either. What a rank's past ops
+// must remember (when they were posted and what released them, for the step-time breakdown)
+// lives in a small ring per stream, grown whenever a record the breakdown may still walk back to
+// would be overwritten. A 1,024-rank GPT-3 step (21M ops) thus runs on a few megabytes of state
+// instead of gigabytes, and the memory it touches per event stays in cache.
 class Engine {
  public:
   Engine(const ExecutionGraph& g, const net::Topology& topo, const hw::ComputeModel& compute, const EngineOptions& opt)
@@ -57,13 +68,43 @@ class Engine {
   EngineResult run();
 
  private:
+  /// One op of a class template. Indices of templates (`top`s) are global over all classes.
+  struct TOp {
+    std::uint32_t payload = 0;     // kernel id, or the class representative's collective id
+    std::uint32_t succ_begin = 0;  // successors are tsucc_[succ_begin, next TOp's succ_begin)
+    std::uint32_t dep_begin = 0;   // dependencies are tdeps_[dep_begin, next TOp's dep_begin)
+    std::uint32_t ordinal = 0;     // collective: this is the rank's ordinal-th call on its group
+    std::uint16_t role = 0;        // collective: which of the rank's groups it calls
+    std::uint8_t stream = 0;
+    std::uint8_t compute = 0;            // a compute op
+    std::uint8_t on_compute_stream = 0;  // ... on the stream whose idle time is attributed
+  };
+  struct RankClass {
+    std::uint32_t rep = 0;    // the slot whose ops define the template
+    std::uint32_t nops = 0;
+    std::uint32_t nroles = 0;
+    std::vector<std::uint32_t> top_of_local;  // the rank's j-th op (issue order) -> template op
+  };
+  /// What the breakdown needs of a past op (see attribute_gap).
+  struct Record {
+    Time posted;                 // when it reached its stream head with deps done
+    Time start;                  // collective: when data began to move; compute: = posted
+    Time end = Time::max();      // when it finished
+    std::uint32_t top = kNone;   // which op (template index; the ring is per rank and stream)
+    std::uint32_t binding = kNone;  // the op that released it (template index, same rank)
+  };
+  struct Ring {
+    std::vector<Record> recs;  // size a power of two; op at stream position p sits at p & (size-1)
+  };
   struct Instance {
-    std::uint32_t payload = 0;
+    std::uint32_t top = 0;     // the first arrival's template op (kind, bytes, dim)
+    GroupId group = 0;
+    std::uint32_t ordinal = 0;
     std::uint32_t needed = 0;
-    std::uint32_t arrived = 0;
-    std::uint32_t member_begin = 0;  // into inst_members_
+    std::uint32_t lowered = 0;
     Time start = Time::max();
     Time end;
+    std::vector<std::uint32_t> members;  // (slot, stream) keys that arrived
   };
   struct Active {
     std::uint32_t instance = 0;
@@ -71,15 +112,43 @@ class Engine {
   };
 
   void setup(const hw::ComputeModel& compute);
-  const std::vector<ReadyPhase>& phases_for(std::uint32_t payload);
-  void try_start(std::uint32_t op);  // internal index
-  void finish_op(std::uint32_t op);  // internal index
+  void build_classes();
+  std::uint32_t build_class(std::uint32_t slot);
+  bool matches(const RankClass& c, std::uint32_t slot);
+  OpId op_id(std::uint32_t slot, std::uint32_t local) const {
+    return local_ids_.empty() ? slot_first_[slot] + local : local_ids_[slot_first_[slot] + local];
+  }
+  std::uint32_t local_of(std::uint32_t slot, OpId id) const {
+    return local_ids_.empty() ? id - slot_first_[slot] : local_of_[id];
+  }
+  OpId orig(std::uint32_t slot, std::uint32_t top) const {
+    return op_id(slot, tlocal_[top]);
+  }
+  std::uint32_t lowered_for(GroupId group, const workload::Collective& c);
+  bool deps_done(std::uint32_t base, std::uint32_t top) const {
+    for (std::uint32_t d = tops_[top].dep_begin, e = tops_[top + 1].dep_begin; d < e; ++d) {
+      const std::uint32_t dep = tdeps_[d];
+      if (head_[base + tops_[dep].stream] <= dep) return false;
+    }
+    return true;
+  }
+  Record& put_record(std::uint32_t key, std::uint32_t top);
+  Record& record(std::uint32_t slot, std::uint32_t top);
+  void start_head(std::uint32_t key, std::uint32_t binding);  // head op is ready: start it
+  void try_start(std::uint32_t key, std::uint32_t binding) {
+    const std::uint32_t top = head_[key];
+    if (busy_[key] || top >= stream_end_[key]) return;
+    if (!deps_done(key - key % nstreams_, top)) return;
+    start_head(key, binding);
+  }
+  void finish_op(std::uint32_t key);
+  std::uint32_t find_instance(GroupId group, std::uint32_t ordinal) const;
+  void arrive(std::uint32_t key, std::uint32_t top);
   void start_collective(std::uint32_t inst);
   void start_phase(std::uint32_t active);
   void start_transfer(std::uint32_t active);
   void complete_collective(std::uint32_t inst);
   void attribute_gap(std::uint32_t slot, Time from, Time to, std::uint32_t binding);
-  std::uint32_t stream_key(const Op& op) const { return static_cast<std::uint32_t>(slot_of_[static_cast<std::size_t>(op.rank)]) * nstreams_ + op.stream; }
 
   const ExecutionGraph& g_;
   const net::Topology& topo_;
@@ -91,19 +160,34 @@ class Engine {
   std::vector<std::int32_t> slot_of_;
   std::uint32_t nstreams_ = 0;
   int compute_stream_ = -1;
-  // The engine numbers ops internally in stream-major order: the ops of (slot 0, stream 0) in
-  // issue order, then (slot 0, stream 1), ... So a stream's ops are one contiguous range, its head
-  // is an index into it, and the state of the op that runs next sits beside the one that just
-  // finished — on 20M-op graphs this locality, not arithmetic, is what sets the speed. Every
-  // per-op array below (st_, succ_, inst_members_, events) uses internal indices; orig_ maps back
-  // to the graph's OpId for observers and messages.
-  std::vector<std::uint32_t> stream_begin_, stream_head_;
-  BigVector<OpId> orig_;
-  std::vector<char> stream_busy_;
+  // Each simulated rank's ops in issue order: op_id(slot, j). On a graph whose ranks' ops are
+  // contiguous (what the compiler emits) that is slot_first_[slot] + j and the two tables below
+  // stay empty.
+  std::vector<std::uint32_t> slot_first_, slot_count_;
+  std::vector<OpId> local_ids_;
+  std::vector<std::uint32_t> local_of_;
+  // Templates.
+  std::vector<RankClass> classes_;
+  BigVector<TOp> tops_;  // with one sentinel closing the last op's ranges
+  BigVector<std::uint32_t> tdeps_, tsucc_, tlocal_;
+  std::vector<std::uint32_t> nsucc_;  // build_class's scratch
+  // Per class: its streams' first template ops and one past the last, nstreams_ + 1 entries.
+  std::vector<std::uint32_t> tstream_begin_;
+  std::uint32_t stream_first(std::uint32_t slot, std::uint32_t stream) const {
+    return tstream_begin_[class_of_[slot] * (nstreams_ + 1) + stream];
+  }
+  // Per rank.
+  std::vector<std::uint32_t> class_of_;
+  std::vector<std::uint32_t> bind_begin_;  // the rank's groups by role: bind_[bind_begin_[slot] + role]
+  std::vector<GroupId> bind_;
+  // Per rank and stream (key = slot * nstreams_ + stream).
+  std::vector<std::uint32_t> head_, stream_end_;
+  std::vector<char> busy_;
+  std::vector<Ring> rings_;
   std::vector<std::uint32_t> comm_active_;  // per slot: collectives moving data now
   // Per slot: the compute-stream kernel in flight, for interference (comm_state_changed).
   struct Running {
-    std::uint32_t op = kNone;
+    std::uint32_t top = kNone;
     double left = 0;  // picoseconds of work at full speed still to do
     Time since;       // when `left` was last settled
     Time end;         // its scheduled completion (others for it are stale)
@@ -111,42 +195,33 @@ class Engine {
     bool slowed = false;
   };
   std::vector<Running> running_;
-  void schedule_running(std::uint32_t slot);
+  void schedule_running(std::uint32_t key);
   void comm_state_changed(std::uint32_t slot);
-  void compute_done(std::uint32_t id);
+  void compute_done(std::uint32_t key);
   // Tells the observer the device's power, clock and temperature after a change.
   void sample_device(std::uint32_t slot) {
     if (!opt_.observer) return;
     opt_.observer->on_device(g_, DeviceSample{g_.simulated_ranks()[slot], now_, power_.power_w(slot), power_.clock_mhz(slot),
                                               power_.temperature_c(slot)});
   }
-  // Per-op state in one record, so that touching an op costs one cache line, not four.
-  struct OpState {
-    Time posted;                       // when it reached its stream head with deps done
-    std::uint32_t remaining = 0;       // explicit deps not yet finished
-    std::uint32_t binding = kNone;     // the dep that finished last (what released it)
-    std::uint32_t payload = 0;         // kernel id (compute op) or collective instance
-    std::uint32_t key = 0;             // its (slot, stream) index, cached: saves a dependent load
-    std::uint32_t succ_begin = 0;      // successors are succ_[succ_begin, next op's succ_begin)
-    std::uint8_t compute = 0;          // a compute op
-    std::uint8_t on_compute_stream = 0;  // ... on the stream whose idle time is attributed
-    // The engine's hot path reads only this record (32 bytes, two per cache line), never the
-    // graph's Op. st_ has one extra sentinel record closing the last op's successor range.
-  };
-  static_assert(sizeof(OpState) == 32, "two op records per cache line");
-  BigVector<OpState> st_;
-  BigVector<std::uint32_t> succ_;
   // Compute.
   std::vector<Time> kernel_time_;
   std::vector<hw::KernelPower> kernel_power_;  // with a power model
   DevicePowerTracker power_;
   std::vector<double> kernel_flops_;
-  // Collectives.
+  // Collectives: live instances, found by (group, ordinal) through open_.
+  std::vector<std::uint32_t> needed_;  // per group: its simulated members
   std::vector<Instance> inst_;
-  BigVector<std::uint32_t> inst_members_;
+  std::vector<std::uint32_t> free_inst_;
+  std::vector<std::vector<std::uint32_t>> open_;  // per group: its live instances
+  std::vector<std::uint32_t> scratch_;
+  struct LoweredKey {
+    workload::CollectiveKind kind;
+    double bytes;
+    std::uint32_t index;
+  };
+  std::vector<std::vector<LoweredKey>> lowered_of_group_;
   std::vector<std::vector<ReadyPhase>> lowered_;
-  std::vector<char> lowered_done_;
-  std::map<std::tuple<workload::GroupId, int, double>, std::uint32_t> lowered_by_key_;  // -> first payload lowered
   std::vector<Active> active_;
   std::vector<std::uint32_t> free_active_;
   std::vector<std::uint32_t> transfer_owner_;
@@ -154,16 +229,13 @@ class Engine {
   // Stats.
   std::vector<RankTimes> ranks_;
   std::vector<Time> idle_since_;
-  std::vector<OpId> last_op_;
+  std::vector<std::uint32_t> last_top_;
   std::vector<Time> last_end_;
-  BigVector<Time> start_;   // only with an observer
   std::uint64_t done_ops_ = 0;
   std::uint64_t transfers_ = 0;
 };
 
 void Engine::setup(const hw::ComputeModel& compute) {
-  const auto& ops = g_.ops();
-  const std::size_t n = ops.size();
   const auto& sim = g_.simulated_ranks();
   slot_of_.assign(static_cast<std::size_t>(g_.total_ranks()), -1);
   for (std::size_t i = 0; i < sim.size(); ++i) slot_of_[static_cast<std::size_t>(sim[i])] = static_cast<std::int32_t>(i);
@@ -171,50 +243,7 @@ void Engine::setup(const hw::ComputeModel& compute) {
   for (std::size_t i = 0; i < g_.stream_names().size(); ++i)
     if (g_.stream_names()[i] == opt_.compute_stream) compute_stream_ = static_cast<int>(i);
 
-  // Streams as CSR; internal index = position in the CSR.
-  const std::size_t nkeys = sim.size() * nstreams_;
-  stream_begin_.assign(nkeys + 1, 0);
-  std::size_t collective_ops = 0;  // an upper bound of the collective instances, matched below
-  for (const Op& op : ops) {
-    ++stream_begin_[stream_key(op) + 1];
-    collective_ops += op.type == OpType::collective;
-  }
-  for (std::size_t k = 0; k < nkeys; ++k) stream_begin_[k + 1] += stream_begin_[k];
-  orig_.resize(n);
-  BigVector<std::uint32_t> internal(n);
-  {
-    std::vector<std::uint32_t> fill(stream_begin_.begin(), stream_begin_.end() - 1);
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::uint32_t at = fill[stream_key(ops[i])]++;
-      orig_[at] = static_cast<OpId>(i);
-      internal[i] = at;
-    }
-  }
-  stream_head_.assign(stream_begin_.begin(), stream_begin_.end() - 1);
-  stream_busy_.assign(nkeys, 0);
-
-  // Explicit dependencies reversed into successor lists.
-  st_.assign(n + 1, OpState{});
-  for (std::size_t j = 0; j < n; ++j) {
-    const OpId i = orig_[j];
-    const Op& op = ops[i];
-    auto d = g_.deps(i);
-    OpState& s = st_[j];
-    s.remaining = static_cast<std::uint32_t>(d.size());
-    s.key = stream_key(op);
-    s.compute = op.type == OpType::compute;
-    s.payload = op.type == OpType::compute ? op.payload : kNone;
-    s.on_compute_stream = static_cast<int>(op.stream) == compute_stream_;
-    for (OpId p : d) ++st_[internal[p] + 1].succ_begin;
-  }
-  for (std::size_t i = 0; i < n; ++i) st_[i + 1].succ_begin += st_[i].succ_begin;
-  succ_.resize(st_[n].succ_begin);
-  {
-    BigVector<std::uint32_t> fill(n);
-    for (std::size_t j = 0; j < n; ++j) fill[j] = st_[j].succ_begin;
-    for (std::size_t j = 0; j < n; ++j)
-      for (OpId p : g_.deps(orig_[j])) succ_[fill[internal[p]]++] = static_cast<std::uint32_t>(j);
-  }
+  build_classes();
 
   kernel_time_.reserve(g_.kernels().size());
   for (const auto& k : g_.kernels()) kernel_flops_.push_back(k.cost.flops.value());
@@ -235,87 +264,218 @@ void Engine::setup(const hw::ComputeModel& compute) {
   }
   power_.reset(opt_.power, sim.size());
 
-  // Match the k-th call of each rank on a group into instances (NCCL's communicator order).
   const auto& groups = g_.groups();
-  std::vector<std::uint32_t> needed(groups.size(), 0);
+  needed_.assign(groups.size(), 0);
   for (std::size_t gi = 0; gi < groups.size(); ++gi)
     for (auto r : groups[gi].members)
-      if (slot_of_[static_cast<std::size_t>(r)] >= 0) ++needed[gi];
-  std::vector<std::vector<std::uint32_t>> inst_by_ordinal(groups.size());
-  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> ordinal(sim.size());  // per slot: (group, count)
-  std::vector<std::uint32_t> inst_count;
-  // At most one instance per collective op: reserving avoids regrowing (and re-touching) the
-  // instance table while it fills.
-  inst_.reserve(collective_ops);
-  inst_count.reserve(collective_ops);
-  for (std::size_t i = 0; i < n; ++i) {
-    const Op& op = ops[i];
-    if (op.type != OpType::collective) continue;
-    const auto& c = g_.collectives()[op.payload];
-    auto& mine = ordinal[static_cast<std::size_t>(slot_of_[static_cast<std::size_t>(op.rank)])];
-    std::uint32_t k = 0;
-    bool found = false;
-    for (auto& [grp, cnt] : mine)
-      if (grp == c.group) { k = cnt++; found = true; break; }
-    if (!found) mine.push_back({c.group, 1});
-    auto& list = inst_by_ordinal[c.group];
-    if (list.size() <= k) {
-      list.push_back(static_cast<std::uint32_t>(inst_.size()));
-      Instance in;
-      in.payload = op.payload;
-      in.needed = needed[c.group];
-      inst_.push_back(in);
-      inst_count.push_back(0);
+      if (static_cast<std::size_t>(r) < slot_of_.size() && slot_of_[static_cast<std::size_t>(r)] >= 0) ++needed_[gi];
+  open_.assign(groups.size(), {});
+  lowered_of_group_.assign(groups.size(), {});
+
+  const std::size_t nkeys = sim.size() * nstreams_;
+  head_.resize(nkeys);
+  stream_end_.resize(nkeys);
+  for (std::uint32_t slot = 0; slot < sim.size(); ++slot)
+    for (std::uint32_t s = 0; s < nstreams_; ++s) {
+      head_[slot * nstreams_ + s] = stream_first(slot, s);
+      stream_end_[slot * nstreams_ + s] = stream_first(slot, s + 1);
     }
-    std::uint32_t id = list[k];
-    const auto& other = g_.collectives()[inst_[id].payload];
-    if (other.kind != c.kind || other.bytes != c.bytes)
-      throw core::Error(core::ErrorKind::input,
-                        fmt::format("op {} on rank {}: call {} on group {} is a {} of {} bytes but other members "
-                                    "made it a {} of {} bytes",
-                                    i, op.rank, k, c.group, workload::to_string(c.kind), c.bytes.value(),
-                                    workload::to_string(other.kind), other.bytes.value()));
-    st_[internal[i]].payload = id;
-    ++inst_count[id];
-  }
-  std::uint32_t acc = 0;
-  for (std::size_t i = 0; i < inst_.size(); ++i) {
-    inst_[i].member_begin = acc;
-    acc += inst_count[i];
-  }
-  inst_members_.resize(acc);
-  {
-    std::vector<std::uint32_t> fill(inst_.size());
-    for (std::size_t i = 0; i < inst_.size(); ++i) fill[i] = inst_[i].member_begin;
-    for (std::size_t i = 0; i < n; ++i)
-      if (!st_[internal[i]].compute) inst_members_[fill[st_[internal[i]].payload]++] = internal[i];
-  }
-  lowered_.resize(g_.collectives().size());
-  lowered_done_.assign(g_.collectives().size(), 0);
+  busy_.assign(nkeys, 0);
+  rings_.assign(nkeys, Ring{std::vector<Record>(4)});
 
   ranks_.resize(sim.size());
   for (std::size_t i = 0; i < sim.size(); ++i) ranks_[i].rank = sim[i];
   idle_since_.assign(sim.size(), Time::zero());
   comm_active_.assign(sim.size(), 0);
   running_.assign(sim.size(), Running{});
-  last_op_.assign(sim.size(), kNone);
+  last_top_.assign(sim.size(), kNone);
   last_end_.assign(sim.size(), Time::zero());
-  if (opt_.observer) start_.assign(n, Time::zero());
   q_.reserve(sim.size() * 4 + 64);
 }
 
-const std::vector<ReadyPhase>& Engine::phases_for(std::uint32_t payload) {
-  if (lowered_done_[payload]) return lowered_[payload];
-  const auto& c = g_.collectives()[payload];
-  // Collectives of the same kind and size on the same group lower identically: lower once.
-  const auto key = std::make_tuple(c.group, static_cast<int>(c.kind), c.bytes.value());
-  if (auto it = lowered_by_key_.find(key); it != lowered_by_key_.end()) {
-    lowered_[payload] = lowered_[it->second];
-    lowered_done_[payload] = 1;
-    return lowered_[payload];
+// Lists each simulated rank's ops, then sorts the ranks into classes (see the comment on Engine).
+void Engine::build_classes() {
+  const auto& ops = g_.ops();
+  const std::size_t n = ops.size();
+  const std::size_t nslots = g_.simulated_ranks().size();
+  slot_first_.assign(nslots, 0);
+  slot_count_.assign(nslots, 0);
+  bool contiguous = true;
+  {
+    std::vector<char> seen(nslots, 0);
+    std::int64_t prev = -1;
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto slot = static_cast<std::size_t>(slot_of_[static_cast<std::size_t>(ops[i].rank)]);
+      if (static_cast<std::int64_t>(slot) != prev) {
+        if (seen[slot]) contiguous = false;
+        seen[slot] = 1;
+        prev = static_cast<std::int64_t>(slot);
+        if (slot_count_[slot] == 0) slot_first_[slot] = static_cast<std::uint32_t>(i);
+      }
+      ++slot_count_[slot];
+    }
   }
-  lowered_by_key_.emplace(key, payload);
-  const auto& grp = g_.groups()[c.group];
+  if (!contiguous) {
+    // Ops of the ranks interleave (a hand-written or imported graph): list them per rank.
+    std::uint32_t acc = 0;
+    for (std::size_t s = 0; s < nslots; ++s) {
+      slot_first_[s] = acc;
+      acc += slot_count_[s];
+    }
+    local_ids_.resize(n);
+    local_of_.resize(n);
+    std::vector<std::uint32_t> fill(slot_first_);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto slot = static_cast<std::size_t>(slot_of_[static_cast<std::size_t>(ops[i].rank)]);
+      local_of_[i] = fill[slot] - slot_first_[slot];
+      local_ids_[fill[slot]++] = static_cast<OpId>(i);
+    }
+  }
+  class_of_.assign(nslots, kNone);
+  bind_begin_.assign(nslots, 0);
+  // Room for the worst case (every rank its own class) without regrowing; only the part used is
+  // ever touched, so a 21M-op graph of 16 classes pays for 16 ranks' worth.
+  tops_.reserve(n + 1);
+  tlocal_.reserve(n);
+  tdeps_.reserve(g_.dep_storage().size());
+  tsucc_.reserve(g_.dep_storage().size());
+  for (std::uint32_t slot = 0; slot < nslots; ++slot) {
+    for (std::uint32_t c = 0; c < classes_.size() && class_of_[slot] == kNone; ++c)
+      if (classes_[c].nops == slot_count_[slot] && matches(classes_[c], slot)) class_of_[slot] = c;
+    if (class_of_[slot] == kNone) class_of_[slot] = build_class(slot);
+  }
+  TOp sentinel;
+  sentinel.dep_begin = static_cast<std::uint32_t>(tdeps_.size());
+  sentinel.succ_begin = static_cast<std::uint32_t>(tsucc_.size());
+  tops_.push_back(sentinel);
+}
+
+// Makes `slot` the representative of a new class: its ops become the template.
+std::uint32_t Engine::build_class(std::uint32_t slot) {
+  const auto& ops = g_.ops();
+  const auto c = static_cast<std::uint32_t>(classes_.size());
+  RankClass rc;
+  rc.rep = slot;
+  rc.nops = slot_count_[slot];
+  const auto base = static_cast<std::uint32_t>(tops_.size());
+  // Stream-major order: a stream's ops are one contiguous range and its head an index into it.
+  std::vector<std::uint32_t> count(nstreams_ + 1, 0);
+  for (std::uint32_t j = 0; j < rc.nops; ++j) ++count[ops[op_id(slot, j)].stream + 1];
+  for (std::uint32_t s = 0; s < nstreams_; ++s) count[s + 1] += count[s];
+  for (std::uint32_t s = 0; s <= nstreams_; ++s) tstream_begin_.push_back(base + count[s]);
+  rc.top_of_local.resize(rc.nops);
+  tops_.resize(base + rc.nops);
+  tlocal_.resize(base + rc.nops);
+  std::vector<std::uint32_t> fill(count.begin(), count.end() - 1);
+  // Roles: the rank's distinct groups in the order of first use.
+  std::vector<GroupId> roles;
+  std::vector<std::uint32_t> calls;  // per role
+  const auto& colls = g_.collectives();
+  for (std::uint32_t j = 0; j < rc.nops; ++j) {
+    const Op& op = ops[op_id(slot, j)];
+    const std::uint32_t t = base + fill[op.stream]++;
+    rc.top_of_local[j] = t;
+    tlocal_[t] = j;
+    TOp& top = tops_[t];
+    top.stream = op.stream;
+    top.compute = op.type == OpType::compute;
+    top.on_compute_stream = static_cast<int>(op.stream) == compute_stream_;
+    top.payload = op.payload;
+    if (!top.compute) {
+      const GroupId grp = colls[op.payload].group;
+      std::uint32_t role = 0;
+      while (role < roles.size() && roles[role] != grp) ++role;
+      if (role == roles.size()) {
+        if (roles.size() >= std::numeric_limits<std::uint16_t>::max())
+          throw core::Error(core::ErrorKind::input, fmt::format("rank {} calls more than 65535 process groups",
+                                                                g_.simulated_ranks()[slot]));
+        roles.push_back(grp);
+        calls.push_back(0);
+      }
+      top.role = static_cast<std::uint16_t>(role);
+      top.ordinal = calls[role]++;
+    }
+  }
+  // Dependencies and successors in template order (successors sorted, as they are pushed in order).
+  auto& nsucc = nsucc_;
+  nsucc.assign(rc.nops + 1, 0);
+  for (std::uint32_t t = base; t < base + rc.nops; ++t) {
+    tops_[t].dep_begin = static_cast<std::uint32_t>(tdeps_.size());
+    for (OpId d : g_.deps(op_id(slot, tlocal_[t]))) {
+      const std::uint32_t dt = rc.top_of_local[local_of(slot, d)];
+      tdeps_.push_back(dt);
+      ++nsucc[dt - base + 1];
+    }
+  }
+  for (std::uint32_t i = 0; i < rc.nops; ++i) nsucc[i + 1] += nsucc[i];
+  const auto succ_base = static_cast<std::uint32_t>(tsucc_.size());
+  tsucc_.resize(succ_base + nsucc[rc.nops]);
+  for (std::uint32_t i = 0; i < rc.nops; ++i) tops_[base + i].succ_begin = succ_base + nsucc[i];
+  for (std::uint32_t t = base; t < base + rc.nops; ++t) {
+    const std::uint32_t e = t + 1 < base + rc.nops ? tops_[t + 1].dep_begin : static_cast<std::uint32_t>(tdeps_.size());
+    for (std::uint32_t d = tops_[t].dep_begin; d < e; ++d) tsucc_[succ_base + nsucc[tdeps_[d] - base]++] = t;
+  }
+  rc.nroles = static_cast<std::uint32_t>(roles.size());
+  bind_begin_[slot] = static_cast<std::uint32_t>(bind_.size());
+  bind_.insert(bind_.end(), roles.begin(), roles.end());
+  classes_.push_back(std::move(rc));
+  return c;
+}
+
+// Whether `slot` runs the class's ops: the same streams, kernels, collective kinds, sizes and
+// dimensions and the same dependencies, its groups standing one-to-one for the class's roles.
+bool Engine::matches(const RankClass& c, std::uint32_t slot) {
+  const auto& ops = g_.ops();
+  const auto& colls = g_.collectives();
+  const std::uint32_t bind = static_cast<std::uint32_t>(bind_.size());
+  bind_.resize(bind + c.nroles, kNone);
+  auto fail = [&] {
+    bind_.resize(bind);
+    return false;
+  };
+  for (std::uint32_t j = 0; j < c.nops; ++j) {
+    const OpId ia = op_id(c.rep, j), ib = op_id(slot, j);
+    const Op& a = ops[ia];
+    const Op& b = ops[ib];
+    if (a.stream != b.stream || a.type != b.type) return fail();
+    const auto da = g_.deps(ia), db = g_.deps(ib);
+    if (da.size() != db.size()) return fail();
+    for (std::size_t k = 0; k < da.size(); ++k)
+      if (local_of(c.rep, da[k]) != local_of(slot, db[k])) return fail();
+    if (a.type == OpType::compute) {
+      if (a.payload != b.payload) return fail();
+      continue;
+    }
+    if (a.payload == b.payload) {
+      // The same collective, hence the same group: only a rank calling its own group can do that.
+      const std::uint32_t role = tops_[c.top_of_local[j]].role;
+      if (bind_[bind + role] != kNone && bind_[bind + role] != colls[b.payload].group) return fail();
+      bind_[bind + role] = colls[b.payload].group;
+      continue;
+    }
+    const auto& ca = colls[a.payload];
+    const auto& cb = colls[b.payload];
+    if (ca.kind != cb.kind || ca.dim != cb.dim || ca.bytes != cb.bytes) return fail();
+    const std::uint32_t role = tops_[c.top_of_local[j]].role;
+    if (bind_[bind + role] == kNone) bind_[bind + role] = cb.group;
+    else if (bind_[bind + role] != cb.group) return fail();
+  }
+  // One-to-one: two roles on one group would merge their call sequences.
+  std::vector<GroupId> sorted(bind_.begin() + bind, bind_.end());
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return fail();
+  bind_begin_[slot] = bind;
+  return true;
+}
+
+std::uint32_t Engine::lowered_for(GroupId group, const workload::Collective& c) {
+  // Collectives of the same kind and size on the same group lower identically: lower once.
+  auto& mine = lowered_of_group_[group];
+  for (const auto& k : mine)
+    if (k.kind == c.kind && k.bytes == c.bytes.value()) return k.index;
+  const auto index = static_cast<std::uint32_t>(lowered_.size());
+  mine.push_back(LoweredKey{c.kind, c.bytes.value(), index});
+  const auto& grp = g_.groups()[group];
   const net::CollectiveOp op = to_net(c.kind);
   net::LoweredCollective rep = net::lower_collective(op, grp.members, c.bytes, topo_, opt_.tuning);
   // A mirror inside one node that holds none of the representative's members crosses only that
@@ -363,63 +523,90 @@ const std::vector<ReadyPhase>& Engine::phases_for(std::uint32_t payload) {
     for (std::size_t p = 0; p < lm.phases.size(); ++p)
       for (const auto& [l, b] : lm.phases[p].link_bytes) add_mirror_bytes(p, l, b);
   }
-  lowered_[payload] = std::move(out);
-  lowered_done_[payload] = 1;
-  return lowered_[payload];
+  lowered_.push_back(std::move(out));
+  return index;
 }
 
-void Engine::try_start(std::uint32_t id) {
-  OpState& st = st_[id];
-  if (st.remaining != 0) return;
-  const std::uint32_t key = st.key;
-  if (stream_busy_[key] || stream_head_[key] != id) return;
-  stream_busy_[key] = 1;
+// The record of the op at template index `top` on stream `key`, replacing the oldest one in the
+// ring. A replaced record must be one the breakdown can no longer reach: attribute_gap walks back
+// only through ops that finished after the rank's compute stream last went idle (each op it visits
+// released the previous one, i.e. finished when that one was posted, after the gap began). If the
+// oldest may still be reached, the ring doubles.
+Engine::Record& Engine::put_record(std::uint32_t key, std::uint32_t top) {
   const std::uint32_t slot = key / nstreams_;
-  if (st.compute) {
-    Time dur = kernel_time_[st.payload];
-    ranks_[slot].flops += kernel_flops_[st.payload];
-    st.posted = now_;
-    if (opt_.observer) start_[id] = now_;
-    if (st.on_compute_stream) {
-      attribute_gap(slot, idle_since_[slot], now_, st.binding);
-      if (power_.enabled()) {
-        // The clock the power limit and temperature allow; 1 at the calibrated clock (exact).
-        const double scale = power_.kernel_start(slot, now_, kernel_power_[st.payload]);
-        sample_device(slot);
-        if (scale != 1.0) {
-          const Time base = dur;
-          dur = Time::ps(static_cast<Time::rep>(static_cast<double>(dur.count_ps()) * scale + 0.5));
-          ranks_[slot].throttle += dur - base;
-        }
-      }
-      if (opt_.comm_interference > 0) {
-        // Progress at 1/(1 + interference) while a collective of this rank moves data; the
-        // completion moves when that changes (interference_changed), and compute time is
-        // counted at the end.
-        Running& run = running_[slot];
-        run.op = id;
-        run.left = static_cast<double>(dur.count_ps());
-        run.base = dur;
-        run.since = now_;
-        run.slowed = comm_active_[slot] > 0;
-        schedule_running(slot);
-        return;
-      }
-      ranks_[slot].compute += dur;
-    }
-    q_.push(now_ + dur, kComputeDone, id);
+  const std::uint32_t first = stream_first(slot, key % nstreams_);
+  auto& recs = rings_[key].recs;
+  while (true) {
+    Record& r = recs[(top - first) & (recs.size() - 1)];
+    if (r.top == kNone || r.end <= idle_since_[slot]) return r;
+    std::vector<Record> grown(recs.size() * 2);
+    for (const Record& old : recs)
+      if (old.top != kNone) grown[(old.top - first) & (grown.size() - 1)] = old;
+    recs.swap(grown);
+  }
+}
+
+Engine::Record& Engine::record(std::uint32_t slot, std::uint32_t top) {
+  const std::uint32_t key = slot * nstreams_ + tops_[top].stream;
+  const std::uint32_t first = stream_first(slot, tops_[top].stream);
+  auto& recs = rings_[key].recs;
+  Record& r = recs[(top - first) & (recs.size() - 1)];
+  core::check_invariant(r.top == top, "breakdown walked back to an op whose record was replaced");
+  return r;
+}
+
+void Engine::start_head(std::uint32_t key, std::uint32_t binding) {
+  const std::uint32_t top = head_[key];
+  const TOp& t = tops_[top];
+  busy_[key] = 1;
+  const std::uint32_t slot = key / nstreams_;
+  Record& rec = put_record(key, top);
+  rec.top = top;
+  rec.binding = binding;
+  rec.posted = now_;
+  rec.start = now_;
+  rec.end = Time::max();
+  if (!t.compute) {
+    arrive(key, top);
     return;
   }
-  st_[id].posted = now_;
-  Instance& in = inst_[st_[id].payload];
-  if (++in.arrived == in.needed) start_collective(st_[id].payload);
+  Time dur = kernel_time_[t.payload];
+  ranks_[slot].flops += kernel_flops_[t.payload];
+  if (t.on_compute_stream) {
+    attribute_gap(slot, idle_since_[slot], now_, binding);
+    if (power_.enabled()) {
+      // The clock the power limit and temperature allow; 1 at the calibrated clock (exact).
+      const double scale = power_.kernel_start(slot, now_, kernel_power_[t.payload]);
+      sample_device(slot);
+      if (scale != 1.0) {
+        const Time base = dur;
+        dur = Time::ps(static_cast<Time::rep>(static_cast<double>(dur.count_ps()) * scale + 0.5));
+        ranks_[slot].throttle += dur - base;
+      }
+    }
+    if (opt_.comm_interference > 0) {
+      // Progress at 1/(1 + interference) while a collective of this rank moves data; the
+      // completion moves when that changes (comm_state_changed), and compute time is counted at
+      // the end.
+      Running& run = running_[slot];
+      run.top = top;
+      run.left = static_cast<double>(dur.count_ps());
+      run.base = dur;
+      run.since = now_;
+      run.slowed = comm_active_[slot] > 0;
+      schedule_running(key);
+      return;
+    }
+    ranks_[slot].compute += dur;
+  }
+  q_.push(now_ + dur, kComputeDone, key);
 }
 
-void Engine::schedule_running(std::uint32_t slot) {
-  Running& run = running_[slot];
+void Engine::schedule_running(std::uint32_t key) {
+  Running& run = running_[key / nstreams_];
   const double rate = run.slowed ? 1.0 + opt_.comm_interference : 1.0;
   run.end = now_ + Time::ps(static_cast<Time::rep>(run.left * rate + 0.5));
-  q_.push(run.end, kComputeDone, run.op);
+  q_.push(run.end, kComputeDone, key);
 }
 
 // The rank's communication state changed: settle the running kernel's progress at the old rate
@@ -427,45 +614,92 @@ void Engine::schedule_running(std::uint32_t slot) {
 void Engine::comm_state_changed(std::uint32_t slot) {
   Running& run = running_[slot];
   const bool slowed = comm_active_[slot] > 0;
-  if (run.op == kNone || run.slowed == slowed) return;
+  if (run.top == kNone || run.slowed == slowed) return;
   const double rate = run.slowed ? 1.0 + opt_.comm_interference : 1.0;
   run.left = std::max(0.0, run.left - static_cast<double>((now_ - run.since).count_ps()) / rate);
   run.since = now_;
   run.slowed = slowed;
-  schedule_running(slot);
+  schedule_running(slot * nstreams_ + tops_[run.top].stream);
 }
 
-void Engine::compute_done(std::uint32_t id) {
-  const std::uint32_t slot = st_[id].key / nstreams_;
-  Running& run = running_[slot];
-  if (opt_.comm_interference > 0 && st_[id].on_compute_stream) {
-    if (run.op != id || run.end != now_) return;  // a completion superseded by a reschedule
-    run.op = kNone;
+void Engine::compute_done(std::uint32_t key) {
+  const std::uint32_t slot = key / nstreams_;
+  const std::uint32_t top = head_[key];
+  // Under interference a compute-stream kernel may have stale completions, which can arrive after
+  // the stream has moved on (even past its last op): recognise them by the key's stream.
+  if (opt_.comm_interference > 0 && static_cast<int>(key % nstreams_) == compute_stream_) {
+    Running& run = running_[slot];
+    if (run.top != top || run.end != now_) return;  // a completion superseded by a reschedule
+    run.top = kNone;
     const Time base = run.base;
-    const Time took = now_ - st_[id].posted;
+    const Time took = now_ - record(slot, top).posted;
     ranks_[slot].compute += took;
     if (took > base) ranks_[slot].interference += took - base;
   }
-  finish_op(id);
+  finish_op(key);
+}
+
+std::uint32_t Engine::find_instance(GroupId group, std::uint32_t ordinal) const {
+  for (std::uint32_t i : open_[group])
+    if (inst_[i].ordinal == ordinal) return i;
+  return kNone;
+}
+
+// The rank reached a collective: the k-th call of each member on a group forms one instance (as
+// NCCL matches calls on a communicator); it starts when every simulated member has arrived.
+void Engine::arrive(std::uint32_t key, std::uint32_t top) {
+  const std::uint32_t slot = key / nstreams_;
+  const TOp& t = tops_[top];
+  const GroupId group = bind_[bind_begin_[slot] + t.role];
+  std::uint32_t id = find_instance(group, t.ordinal);
+  const auto& mine = g_.collectives()[t.payload];
+  if (id == kNone) {
+    if (!free_inst_.empty()) {
+      id = free_inst_.back();
+      free_inst_.pop_back();
+    } else {
+      id = static_cast<std::uint32_t>(inst_.size());
+      inst_.emplace_back();
+    }
+    Instance& in = inst_[id];
+    in.top = top;
+    in.group = group;
+    in.ordinal = t.ordinal;
+    in.needed = needed_[group];
+    in.lowered = lowered_for(group, mine);
+    in.start = Time::max();
+    in.end = Time::zero();
+    in.members.clear();
+    open_[group].push_back(id);
+  }
+  Instance& in = inst_[id];
+  const auto& first = g_.collectives()[tops_[in.top].payload];
+  if (first.kind != mine.kind || first.bytes != mine.bytes)
+    throw core::Error(core::ErrorKind::input,
+                      fmt::format("op {} on rank {}: call {} on group {} is a {} of {} bytes but other members "
+                                  "made it a {} of {} bytes",
+                                  orig(slot, top), g_.simulated_ranks()[slot], t.ordinal, group, workload::to_string(mine.kind),
+                                  mine.bytes.value(), workload::to_string(first.kind), first.bytes.value()));
+  in.members.push_back(key);
+  if (in.members.size() == in.needed) start_collective(id);
 }
 
 void Engine::start_collective(std::uint32_t inst) {
   Instance& in = inst_[inst];
   in.start = now_;
-  {
-    const std::uint32_t e = inst + 1 < inst_.size() ? inst_[inst + 1].member_begin : static_cast<std::uint32_t>(inst_members_.size());
-    for (std::uint32_t i = in.member_begin; i < e; ++i) {
-      const std::uint32_t slot = st_[inst_members_[i]].key / nstreams_;
-      if (comm_active_[slot]++ == 0) {
-        if (opt_.comm_interference > 0) comm_state_changed(slot);
-        if (power_.enabled()) {
-          power_.communication(slot, now_, true);
-          sample_device(slot);
-        }
+  // Members finish in rank order whatever order they arrived in.
+  std::sort(in.members.begin(), in.members.end());
+  for (std::uint32_t key : in.members) {
+    const std::uint32_t slot = key / nstreams_;
+    if (comm_active_[slot]++ == 0) {
+      if (opt_.comm_interference > 0) comm_state_changed(slot);
+      if (power_.enabled()) {
+        power_.communication(slot, now_, true);
+        sample_device(slot);
       }
     }
   }
-  const auto& phases = phases_for(in.payload);
+  const auto& phases = lowered_[inst_[inst].lowered];
   if (phases.empty()) {
     q_.push(now_, kCollectiveDone, inst);
     return;
@@ -483,13 +717,13 @@ void Engine::start_collective(std::uint32_t inst) {
 }
 
 void Engine::start_phase(std::uint32_t a) {
-  const auto& ph = lowered_[inst_[active_[a].instance].payload][active_[a].phase];
+  const auto& ph = lowered_[inst_[active_[a].instance].lowered][active_[a].phase];
   if (ph.latency > Time::zero()) q_.push(now_ + ph.latency, kPhaseLatencyDone, a);
   else start_transfer(a);
 }
 
 void Engine::start_transfer(std::uint32_t a) {
-  const auto& ph = lowered_[inst_[active_[a].instance].payload][active_[a].phase];
+  const auto& ph = lowered_[inst_[active_[a].instance].lowered][active_[a].phase];
   auto t = net_.start(now_, ph.weights, ph.bytes);
   if (transfer_owner_.size() <= t) transfer_owner_.resize(t + 1, kNone);
   transfer_owner_[t] = a;
@@ -497,11 +731,17 @@ void Engine::start_transfer(std::uint32_t a) {
 }
 
 void Engine::complete_collective(std::uint32_t inst) {
-  Instance& in = inst_[inst];
-  in.end = now_;
-  const std::uint32_t e = inst + 1 < inst_.size() ? inst_[inst + 1].member_begin : static_cast<std::uint32_t>(inst_members_.size());
-  for (std::uint32_t i = in.member_begin; i < e; ++i) {
-    const std::uint32_t slot = st_[inst_members_[i]].key / nstreams_;
+  {
+    Instance& in = inst_[inst];
+    in.end = now_;
+    scratch_.assign(in.members.begin(), in.members.end());
+    auto& open = open_[in.group];
+    open.erase(std::find(open.begin(), open.end(), inst));
+  }
+  const Time start = inst_[inst].start;
+  free_inst_.push_back(inst);  // finish_op below may reuse it: nothing reads it after this
+  for (std::uint32_t key : scratch_) {
+    const std::uint32_t slot = key / nstreams_;
     if (--comm_active_[slot] == 0) {
       if (opt_.comm_interference > 0) comm_state_changed(slot);
       if (power_.enabled()) {
@@ -510,18 +750,23 @@ void Engine::complete_collective(std::uint32_t inst) {
       }
     }
   }
-  for (std::uint32_t i = in.member_begin; i < e; ++i) {
-    if (opt_.observer) start_[inst_members_[i]] = in.start;
-    finish_op(inst_members_[i]);
+  // finish_op never completes a collective synchronously, so scratch_ is not reused meanwhile.
+  for (std::size_t i = 0; i < scratch_.size(); ++i) {
+    const std::uint32_t key = scratch_[i];
+    record(key / nstreams_, head_[key]).start = start;
+    finish_op(key);
   }
 }
 
-void Engine::finish_op(std::uint32_t id) {
-  const std::uint32_t key = st_[id].key;
+void Engine::finish_op(std::uint32_t key) {
   const std::uint32_t slot = key / nstreams_;
+  const std::uint32_t top = head_[key];
+  const TOp& t = tops_[top];
   ++done_ops_;
-  if (opt_.observer) opt_.observer->on_op(g_, OpSpan{orig_[id], st_[id].posted, start_[id], now_});
-  if (st_[id].on_compute_stream && st_[id].compute) {
+  Record& rec = record(slot, top);
+  rec.end = now_;
+  if (opt_.observer) opt_.observer->on_op(g_, OpSpan{orig(slot, top), rec.posted, rec.start, now_});
+  if (t.on_compute_stream && t.compute) {
     idle_since_[slot] = now_;
     if (power_.enabled()) {
       power_.kernel_end(slot, now_);
@@ -530,53 +775,47 @@ void Engine::finish_op(std::uint32_t id) {
   }
   if (now_ >= last_end_[slot]) {
     last_end_[slot] = now_;
-    last_op_[slot] = id;
+    last_top_[slot] = top;
   }
-  stream_busy_[key] = 0;
-  ++stream_head_[key];
-  for (std::uint32_t s = st_[id].succ_begin, e = st_[id + 1].succ_begin; s < e; ++s) {
-    const std::uint32_t nx = succ_[s];
-    if (--st_[nx].remaining == 0) {
-      st_[nx].binding = id;
-      try_start(nx);
-    }
+  busy_[key] = 0;
+  ++head_[key];
+  const std::uint32_t base = slot * nstreams_;
+  for (std::uint32_t s = t.succ_begin, e = tops_[top + 1].succ_begin; s < e; ++s) {
+    const std::uint32_t nx = tsucc_[s];
+    const std::uint32_t nkey = base + tops_[nx].stream;
+    if (head_[nkey] == nx && !busy_[nkey] && deps_done(base, nx)) start_head(nkey, top);
   }
-  if (stream_head_[key] < stream_begin_[key + 1]) {
-    const std::uint32_t next = stream_head_[key];
-    // If its deps were already done, the stream's order is what held it: this op released it
-    // (e.g. a gradient bucket queued behind the previous bucket on the dp stream).
-    if (st_[next].remaining == 0 && !stream_busy_[key]) st_[next].binding = id;
-    try_start(next);
-  }
+  // If its deps were already done, the stream's order is what held the next op: this op released
+  // it (e.g. a gradient bucket queued behind the previous bucket on the dp stream).
+  try_start(key, top);
 }
 
-// The compute stream of `slot` idled from `from` to `to`; `binding` is the dependency that
-// released the op that ended the idle. Walking back along bindings: while the binding collective's
-// data was moving, the idle is exposed communication of its dimension; while it had arrived but
-// waited for its peers, the idle is pipeline bubble (for pipeline point-to-point) or "other"; before
-// it arrived, the idle is explained by what released *it*, recursively.
+// The compute stream of `slot` idled from `from` to `to`; `binding` is the op that released the
+// op that ended the idle. Walking back along bindings: while the binding collective's data was
+// moving, the idle is exposed communication of its dimension; while it had arrived but waited for
+// its peers, the idle is pipeline bubble (for pipeline point-to-point) or "other"; before it
+// arrived, the idle is explained by what released *it*, recursively.
 void Engine::attribute_gap(std::uint32_t slot, Time from, Time to, std::uint32_t binding) {
   RankTimes& r = ranks_[slot];
   while (to > from) {
-    if (binding == kNone || st_[binding].compute) {
+    if (binding == kNone || tops_[binding].compute) {
       r.other += to - from;
       return;
     }
-    const Instance& in = inst_[st_[binding].payload];
-    const auto dim = g_.collectives()[in.payload].dim;
-    const Time posted = st_[binding].posted;
+    const Record& rec = record(slot, binding);
+    const auto dim = g_.collectives()[tops_[binding].payload].dim;
     auto overlap = [&](Time a, Time b) {
       Time lo = std::max(from, a), hi = std::min(to, b);
       return hi > lo ? hi - lo : Time::zero();
     };
-    r.exposed[static_cast<std::size_t>(dim)] += overlap(in.start, in.end);
-    const Time waiting = overlap(posted, in.start);
+    r.exposed[static_cast<std::size_t>(dim)] += overlap(rec.start, rec.end);
+    const Time waiting = overlap(rec.posted, rec.start);
     if (dim == workload::ParallelDim::pp) r.bubble += waiting;
     else r.other += waiting;
     // Idle after the collective ended (another stream's op released the compute op) is "other".
-    r.other += overlap(std::max(in.end, posted), to);
-    to = std::min(to, posted);
-    binding = st_[binding].binding;
+    r.other += overlap(std::max(rec.end, rec.posted), to);
+    to = std::min(to, rec.posted);
+    binding = rec.binding;
   }
 }
 
@@ -586,8 +825,7 @@ EngineResult Engine::run() {
   if (power_.enabled())
     for (std::uint32_t slot = 0; slot < ranks_.size(); ++slot) sample_device(slot);  // the idle state at zero
   // Every stream's first op may start at time zero.
-  for (std::uint32_t k = 0; k + 1 < stream_begin_.size(); ++k)
-    if (stream_begin_[k] < stream_begin_[k + 1]) try_start(stream_begin_[k]);
+  for (std::uint32_t k = 0; k < head_.size(); ++k) try_start(k, kNone);
   std::uint64_t events = 0;
   while (true) {
     net_.resolve(now_, resched_);
@@ -609,7 +847,7 @@ EngineResult Engine::run() {
           transfer_owner_[e.id] = kNone;
           net_.finish(e.id);
           Active& act = active_[a];
-          const auto& phases = lowered_[inst_[act.instance].payload];
+          const auto& phases = lowered_[inst_[act.instance].lowered];
           if (++act.phase < phases.size()) {
             start_phase(a);
           } else {
@@ -627,17 +865,22 @@ EngineResult Engine::run() {
   if (done_ops_ != g_.ops().size()) {
     // Find a stuck op to name.
     std::string detail;
-    for (std::uint32_t k = 0; k + 1 < stream_begin_.size() && detail.empty(); ++k) {
-      if (stream_head_[k] < stream_begin_[k + 1]) {
-        const std::uint32_t id = stream_head_[k];
-        const Op& op = g_.ops()[orig_[id]];
-        if (op.type == OpType::collective) {
-          const Instance& in = inst_[st_[id].payload];
-          detail = fmt::format("op {} on rank {} waits in collective '{}' ({} of {} members arrived)", orig_[id], op.rank,
-                               g_.collectives()[op.payload].name, in.arrived, in.needed);
-        } else {
-          detail = fmt::format("op {} on rank {} waits for {} dependencies", orig_[id], op.rank, st_[id].remaining);
-        }
+    for (std::uint32_t k = 0; k < head_.size() && detail.empty(); ++k) {
+      if (head_[k] >= stream_end_[k]) continue;
+      const std::uint32_t slot = k / nstreams_, top = head_[k];
+      const OpId id = orig(slot, top);
+      const Op& op = g_.ops()[id];
+      if (op.type == OpType::collective) {
+        const GroupId group = bind_[bind_begin_[slot] + tops_[top].role];
+        const std::uint32_t inst = find_instance(group, tops_[top].ordinal);
+        const std::size_t arrived = inst == kNone ? 0 : inst_[inst].members.size();
+        detail = fmt::format("op {} on rank {} waits in collective '{}' ({} of {} members arrived)", id, op.rank,
+                             g_.collectives()[op.payload].name, arrived, needed_[group]);
+      } else {
+        std::size_t waiting = 0;
+        for (std::uint32_t d = tops_[top].dep_begin, e = tops_[top + 1].dep_begin; d < e; ++d)
+          waiting += head_[slot * nstreams_ + tops_[tdeps_[d]].stream] <= tdeps_[d];
+        detail = fmt::format("op {} on rank {} waits for {} dependencies", id, op.rank, waiting);
       }
     }
     throw core::Error(core::ErrorKind::input,
@@ -648,10 +891,7 @@ EngineResult Engine::run() {
     RankTimes& r = ranks_[s];
     r.finish = last_end_[s];
     // The tail after the last compute op: attribute it to what finished last on the rank.
-    if (r.finish > idle_since_[s]) {
-      std::uint32_t last = last_op_[s];
-      attribute_gap(static_cast<std::uint32_t>(s), idle_since_[s], r.finish, last);
-    }
+    if (r.finish > idle_since_[s]) attribute_gap(static_cast<std::uint32_t>(s), idle_since_[s], r.finish, last_top_[s]);
     res.makespan = std::max(res.makespan, r.finish);
   }
   if (power_.enabled()) {
