@@ -24,23 +24,36 @@ double peak_rss_mb() {
   return static_cast<double>(u.ru_maxrss) / 1024.0;  // Linux reports KiB
 }
 
-void bench_queue() {
+// Churns n push/pop pairs through the queue with `pending` events waiting; each pushed time is
+// shared by `ties` events (1 = all distinct: the queue's worst case; a large simulation's ranks
+// of one class finish their kernels at the same instants, hundreds per time).
+void bench_queue_case(int pending, int ties) {
   core::EventQueue q;
   const int n = 4'000'000;
   std::uint64_t x = 88172645463325252ULL;
-  auto t0 = std::chrono::steady_clock::now();
-  // Hold ~64k pending events, as a large simulation does, and churn through n push/pop pairs.
-  for (int i = 0; i < 65536; ++i) {
+  auto next_delay = [&] {
     x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-    q.push(core::Time::ps(static_cast<std::int64_t>(x % 1000000)), 0, static_cast<std::uint32_t>(i));
+    return core::Time::ps(static_cast<std::int64_t>(x % 1000000));
+  };
+  auto t0 = std::chrono::steady_clock::now();
+  core::Time delay = next_delay();
+  for (int i = 0; i < pending; ++i) {
+    if (i % ties == 0) delay = next_delay();
+    q.push(delay, 0, static_cast<std::uint32_t>(i));
   }
   for (int i = 0; i < n; ++i) {
     core::Event e = q.pop();
-    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-    q.push(e.time + core::Time::ps(static_cast<std::int64_t>(x % 1000000)), 0, e.id);
+    if (i % ties == 0) delay = next_delay();
+    q.push(e.time + delay, 0, e.id);
   }
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("event queue: %d push+pop pairs with 64k pending in %.3f s = %.1f M events/s\n", n, s, n / s / 1e6);
+  std::printf("event queue: %d push+pop pairs with %dk pending, %4d per time, in %.3f s = %.1f M events/s\n", n,
+              pending / 1024, ties, s, n / s / 1e6);
+}
+
+void bench_queue() {
+  bench_queue_case(65536, 1);
+  bench_queue_case(65536, 128);
 }
 
 void bench_case(const std::string& file, plan::Fidelity f) {

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "inflect/core/event_queue.hpp"
 #include "inflect/core/strings.hpp"
 #include "inflect/core/time.hpp"
@@ -72,6 +74,35 @@ TEST_CASE("event queue survives many interleaved pushes and pops in order") {
     CHECK(e.time >= last);
     last = e.time;
   }
+}
+
+TEST_CASE("event queue pops ties in push order however its buckets are opened") {
+  // Times drawn from 300 values (many ties, and more times than the queue's cache of recent
+  // times, so buckets of one time get reopened), pushes interleaved with pops; the reference is
+  // a stable sort by time of the events still pending, which is what (time, push order) means.
+  EventQueue q;
+  std::vector<std::pair<std::int64_t, std::uint32_t>> pending;  // (time, id) in push order
+  std::uint64_t x = 987654321;
+  std::int64_t now = 0;
+  std::uint32_t next = 0;
+  int mismatches = 0;
+  auto pop_one = [&] {
+    std::stable_sort(pending.begin(), pending.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    const Event e = q.pop();
+    if (e.time.count_ps() != pending.front().first || e.id != pending.front().second) ++mismatches;
+    now = e.time.count_ps();
+    pending.erase(pending.begin());
+  };
+  for (int i = 0; i < 6000; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const std::int64_t t = now + static_cast<std::int64_t>((x >> 33) % 300);
+    q.push(Time::ps(t), 0, next);
+    pending.push_back({t, next++});
+    if ((x >> 20) % 3 == 0) pop_one();
+  }
+  while (!q.empty()) pop_one();
+  CHECK(mismatches == 0);
+  CHECK(pending.empty());
 }
 
 TEST_CASE("event queue keeps each event's kind and stamp, and push order across kinds") {
