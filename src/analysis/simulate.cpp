@@ -277,7 +277,7 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   r.steps = std::move(steps);
   r.simulator.engine_s = engine_s;
   r.simulator.events = events;
-  r.simulator.ops = graph.ops().size();
+  r.simulator.ops = graph.op_count();
   r.simulator.simulated_ranks = static_cast<int>(graph.simulated_ranks().size());
   r.simulator.fidelity = static_cast<int>(graph.simulated_ranks().size()) == devices ? "full" : "symmetric";
   if (e.cluster.thermal.any() && options.fidelity == plan::Fidelity::symmetric)

@@ -102,7 +102,7 @@ int cmd_export(const std::string& experiment, const std::string& out, const std:
   so.fidelity = parse_fidelity(fidelity);
   workload::ExecutionGraph g = analysis::build_graph(e, so);
   write_file(out, workload::graph_to_json(g));
-  std::fputs(fmt::format("wrote {} ({} ops on {} simulated ranks)\n", out, g.ops().size(), g.simulated_ranks().size()).c_str(), stdout);
+  std::fputs(fmt::format("wrote {} ({} ops on {} simulated ranks)\n", out, g.op_count(), g.simulated_ranks().size()).c_str(), stdout);
   return 0;
 }
 

@@ -57,18 +57,23 @@ void ChromeTraceWriter::on_device(const workload::ExecutionGraph& /*graph*/, con
 }
 
 void ChromeTraceWriter::on_op(const workload::ExecutionGraph& graph, const sim::OpSpan& span) {
-  if (span.op >= graph.ops().size()) return;
-  if (!std::binary_search(kept_.begin(), kept_.end(), graph.ops()[span.op].rank)) return;
-  spans_.push_back(span);
+  if (span.op >= graph.op_count()) return;
+  const workload::Op op = graph.op(span.op);
+  if (!std::binary_search(kept_.begin(), kept_.end(), op.rank)) return;
+  // The id a user finds in `inflect export`'s graph (which writes replicas out as ops).
+  sim::OpSpan s = span;
+  s.op = graph.expanded_id(span.op);
+  spans_.push_back(Slice{s, op});
 }
 
 void ChromeTraceWriter::on_end(const workload::ExecutionGraph& graph, core::Time makespan) {
-  const auto& ops = graph.ops();
   // Arrival order depends on how the engine breaks ties; sorting makes the bytes depend only on
   // what happened.
-  std::sort(spans_.begin(), spans_.end(), [&](const sim::OpSpan& a, const sim::OpSpan& b) {
-    const auto& oa = ops[a.op];
-    const auto& ob = ops[b.op];
+  std::sort(spans_.begin(), spans_.end(), [&](const Slice& x, const Slice& y) {
+    const auto& a = x.span;
+    const auto& b = y.span;
+    const auto& oa = x.op;
+    const auto& ob = y.op;
     if (oa.rank != ob.rank) return oa.rank < ob.rank;
     if (oa.stream != ob.stream) return oa.stream < ob.stream;
     if (a.start != b.start) return a.start < b.start;
@@ -98,8 +103,9 @@ void ChromeTraceWriter::on_end(const workload::ExecutionGraph& graph, core::Time
   // Names are JSON-escaped once per distinct kernel/collective string via nlohmann.
   auto quoted = [](const std::string& text) { return Json(text).dump(); };
   fmt::memory_buffer buf;
-  for (const auto& sp : spans_) {
-    const auto& op = ops[sp.op];
+  for (const auto& slice : spans_) {
+    const auto& sp = slice.span;
+    const auto& op = slice.op;
     const std::string name = quoted(op_label(graph, op));
     if (op.type == workload::OpType::compute) {
       const auto& k = graph.kernels()[op.payload];

@@ -1025,6 +1025,12 @@ CompiledPlan Compiler::run() {
   g_.set_ranks(mesh_->ranks(), sim, reps);
   for (std::size_t i = 0; i < sim.size(); ++i) {
     emit_rank(sim[i]);
+    // Full fidelity: a rank whose ops copy an earlier rank's (on its own groups) is stored as a
+    // replica of it, so the graph holds each class of ranks once (ExecutionGraph::end_rank).
+    if (o_.fidelity == Fidelity::full) {
+      g_.end_rank(sim[i]);
+      continue;
+    }
     if (i == 0 && sim.size() > 1) {
       // Ranks of different stages differ only a little in size: size the arrays from the first,
       // with headroom, instead of regrowing them (tens of millions of ops in full fidelity).

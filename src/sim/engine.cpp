@@ -116,7 +116,7 @@ class Engine {
   std::uint32_t build_class(std::uint32_t slot);
   bool matches(const RankClass& c, std::uint32_t slot);
   OpId op_id(std::uint32_t slot, std::uint32_t local) const {
-    return local_ids_.empty() ? slot_first_[slot] + local : local_ids_[slot_first_[slot] + local];
+    return local_ids_.empty() || is_replica_[slot] ? slot_first_[slot] + local : local_ids_[slot_first_[slot] + local];
   }
   std::uint32_t local_of(std::uint32_t slot, OpId id) const {
     return local_ids_.empty() ? id - slot_first_[slot] : local_of_[id];
@@ -163,7 +163,9 @@ class Engine {
   // Each simulated rank's ops in issue order: op_id(slot, j). On a graph whose ranks' ops are
   // contiguous (what the compiler emits) that is slot_first_[slot] + j and the two tables below
   // stay empty.
+  // A replica's ops (ExecutionGraph::end_rank) are ids slot_first_[slot] + j, beyond ops().
   std::vector<std::uint32_t> slot_first_, slot_count_;
+  std::vector<char> is_replica_;
   std::vector<OpId> local_ids_;
   std::vector<std::uint32_t> local_of_;
   // Templates.
@@ -315,10 +317,18 @@ void Engine::build_classes() {
       ++slot_count_[slot];
     }
   }
+  is_replica_.assign(nslots, 0);
+  for (const auto& rep : g_.replicas()) {
+    const auto slot = static_cast<std::size_t>(slot_of_[static_cast<std::size_t>(rep.rank)]);
+    is_replica_[slot] = 1;
+    slot_first_[slot] = static_cast<std::uint32_t>(n + rep.offset);
+    slot_count_[slot] = g_.kept_ranks()[rep.kept].count;
+  }
   if (!contiguous) {
     // Ops of the ranks interleave (a hand-written or imported graph): list them per rank.
     std::uint32_t acc = 0;
     for (std::size_t s = 0; s < nslots; ++s) {
+      if (is_replica_[s]) continue;
       slot_first_[s] = acc;
       acc += slot_count_[s];
     }
@@ -340,9 +350,29 @@ void Engine::build_classes() {
   tdeps_.reserve(g_.dep_storage().size());
   tsucc_.reserve(g_.dep_storage().size());
   for (std::uint32_t slot = 0; slot < nslots; ++slot) {
+    if (is_replica_[slot]) continue;
     for (std::uint32_t c = 0; c < classes_.size() && class_of_[slot] == kNone; ++c)
       if (classes_[c].nops == slot_count_[slot] && matches(classes_[c], slot)) class_of_[slot] = c;
     if (class_of_[slot] == kNone) class_of_[slot] = build_class(slot);
+  }
+  // A replica runs its kept rank's class on its own groups: each of the kept rank's groups maps to
+  // the replica's through their collectives (end_rank checked that the map is one-to-one).
+  const auto& colls = g_.collectives();
+  for (const auto& rep : g_.replicas()) {
+    const auto slot = static_cast<std::uint32_t>(slot_of_[static_cast<std::size_t>(rep.rank)]);
+    const auto& kept = g_.kept_ranks()[rep.kept];
+    const auto like = static_cast<std::uint32_t>(slot_of_[static_cast<std::size_t>(kept.rank)]);
+    const std::uint32_t c = class_of_[like];
+    class_of_[slot] = c;
+    bind_begin_[slot] = static_cast<std::uint32_t>(bind_.size());
+    for (std::uint32_t role = 0; role < classes_[c].nroles; ++role) {
+      const GroupId theirs = bind_[bind_begin_[like] + role];
+      GroupId ours = kNone;
+      for (std::size_t i = 0; i < kept.colls.size() && ours == kNone; ++i)
+        if (colls[kept.colls[i]].group == theirs) ours = colls[rep.colls[i]].group;
+      core::check_invariant(ours != kNone, "a replica's kept rank calls a group it has no collective on");
+      bind_.push_back(ours);
+    }
   }
   TOp sentinel;
   sentinel.dep_begin = static_cast<std::uint32_t>(tdeps_.size());
@@ -862,14 +892,14 @@ EngineResult Engine::run() {
       }
     }
   }
-  if (done_ops_ != g_.ops().size()) {
+  if (done_ops_ != g_.op_count()) {
     // Find a stuck op to name.
     std::string detail;
     for (std::uint32_t k = 0; k < head_.size() && detail.empty(); ++k) {
       if (head_[k] >= stream_end_[k]) continue;
       const std::uint32_t slot = k / nstreams_, top = head_[k];
       const OpId id = orig(slot, top);
-      const Op& op = g_.ops()[id];
+      const Op op = g_.op(id);
       if (op.type == OpType::collective) {
         const GroupId group = bind_[bind_begin_[slot] + tops_[top].role];
         const std::uint32_t inst = find_instance(group, tops_[top].ordinal);
@@ -884,7 +914,7 @@ EngineResult Engine::run() {
       }
     }
     throw core::Error(core::ErrorKind::input,
-                      fmt::format("deadlock: {} of {} ops never ran; {}", g_.ops().size() - done_ops_, g_.ops().size(), detail));
+                      fmt::format("deadlock: {} of {} ops never ran; {}", g_.op_count() - done_ops_, g_.op_count(), detail));
   }
   EngineResult res;
   for (std::size_t s = 0; s < ranks_.size(); ++s) {

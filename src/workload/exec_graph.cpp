@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "inflect/core/error.hpp"
 
 namespace inflect::workload {
@@ -91,6 +93,181 @@ std::span<const OpId> ExecutionGraph::deps(OpId id) const {
   return {deps_.data() + b, e - b};
 }
 
+
+namespace {
+template <class Replicas>
+std::size_t replica_at(const Replicas& reps, std::size_t offset) {
+  auto it = std::upper_bound(reps.begin(), reps.end(), offset, [](std::size_t o, const auto& rep) { return o < rep.offset; });
+  return static_cast<std::size_t>(it - reps.begin()) - 1;
+}
+}  // namespace
+
+bool ExecutionGraph::end_rank(RankId r) {
+  const std::size_t b = rank_mark_, e = ops_.size();
+  const auto count = static_cast<std::uint32_t>(e - b);
+  for (std::size_t i = b; i < e; ++i)
+    if (ops_[i].rank != r)
+      throw core::Error(core::ErrorKind::input, fmt::format("end_rank({}): op {} belongs to rank {}", r, i, ops_[i].rank));
+  const std::size_t nc = collectives_.size();
+  if (coll_slot_a_.size() < nc) {
+    coll_slot_a_.resize(nc, 0);
+    coll_slot_b_.resize(nc, 0);
+    coll_stamp_a_.resize(nc, 0);
+    coll_stamp_b_.resize(nc, 0);
+  }
+  // This rank's collectives in first-use order, and each one's position in that list.
+  const std::uint32_t mine = ++stamp_;
+  std::vector<std::uint32_t> colls;
+  for (std::size_t i = b; i < e; ++i) {
+    if (ops_[i].type != OpType::collective) continue;
+    const std::uint32_t c = ops_[i].payload;
+    if (coll_stamp_b_[c] == mine) continue;
+    coll_stamp_b_[c] = mine;
+    coll_slot_b_[c] = static_cast<std::uint32_t>(colls.size());
+    colls.push_back(c);
+  }
+  auto is_copy_of = [&](const KeptRank& k) {
+    if (k.colls.size() != colls.size()) return false;
+    const std::uint32_t theirs = ++stamp_;
+    for (std::size_t i = 0; i < k.colls.size(); ++i) {
+      coll_stamp_a_[k.colls[i]] = theirs;
+      coll_slot_a_[k.colls[i]] = static_cast<std::uint32_t>(i);
+    }
+    // Collective by collective: the same call on groups that correspond one-to-one.
+    std::map<GroupId, GroupId> fwd, bwd;
+    for (std::size_t i = 0; i < colls.size(); ++i) {
+      const Collective& x = collectives_[k.colls[i]];
+      const Collective& y = collectives_[colls[i]];
+      if (x.kind != y.kind || x.dim != y.dim || x.bytes != y.bytes || x.name != y.name) return false;
+      auto [f, fnew] = fwd.emplace(x.group, y.group);
+      auto [g, gnew] = bwd.emplace(y.group, x.group);
+      if (f->second != y.group || g->second != x.group) return false;
+    }
+    // Op by op.
+    for (std::uint32_t j = 0; j < count; ++j) {
+      const Op& x = ops_[k.first + j];
+      const Op& y = ops_[b + j];
+      if (x.stream != y.stream || x.type != y.type || x.phase != y.phase || x.layer != y.layer || x.micro_batch != y.micro_batch)
+        return false;
+      if (x.type == OpType::compute ? x.payload != y.payload : coll_slot_a_[x.payload] != coll_slot_b_[y.payload]) return false;
+      const auto dx = deps(k.first + j), dy = deps(static_cast<OpId>(b + j));
+      if (dx.size() != dy.size()) return false;
+      for (std::size_t d = 0; d < dx.size(); ++d)
+        if (dx[d] - k.first != dy[d] - b) return false;
+    }
+    return true;
+  };
+  if (auto it = kept_by_count_.find(count); it != kept_by_count_.end()) {
+    for (std::uint32_t ki : it->second) {
+      if (!is_copy_of(kept_[ki])) continue;
+      Replica rep;
+      rep.rank = r;
+      rep.kept = ki;
+      rep.offset = static_cast<std::uint32_t>(replica_ops_);
+      rep.colls = std::move(colls);
+      expanded_first_.push_back(static_cast<OpId>(expanded_total_before(b)));
+      replica_ops_ += count;
+      if (b < e) deps_.resize(ops_[b].dep_begin);
+      ops_.resize(b);
+      replica_entry_.push_back(static_cast<std::uint32_t>(rank_order_.size()));
+      rank_order_.push_back(~static_cast<std::uint32_t>(replicas_.size()));
+      replicas_.push_back(std::move(rep));
+      return true;
+    }
+  }
+  const auto ki = static_cast<std::uint32_t>(kept_.size());
+  kept_.push_back(KeptRank{r, static_cast<OpId>(b), count, std::move(colls)});
+  kept_by_count_[count].push_back(ki);
+  expanded_first_.push_back(static_cast<OpId>(expanded_total_before(b)));
+  kept_entry_.push_back(static_cast<std::uint32_t>(rank_order_.size()));
+  rank_order_.push_back(ki);
+  rank_mark_ = e;
+  return false;
+}
+
+OpId ExecutionGraph::expanded_id(OpId id) const {
+  if (id >= ops_.size()) {
+    const std::size_t ri = replica_at(replicas_, id - ops_.size());
+    return expanded_first_[replica_entry_[ri]] + (id - static_cast<OpId>(ops_.size()) - replicas_[ri].offset);
+  }
+  if (id >= rank_mark_) return static_cast<OpId>(expanded_total_before(rank_mark_) + (id - rank_mark_));
+  // The kept rank holding it: kept ranks are in ops() in order.
+  auto it = std::upper_bound(kept_.begin(), kept_.end(), id, [](OpId x, const KeptRank& k) { return x < k.first; });
+  const auto ki = static_cast<std::size_t>(it - kept_.begin()) - 1;
+  return expanded_first_[kept_entry_[ki]] + (id - kept_[ki].first);
+}
+
+std::uint32_t ExecutionGraph::replica_slot_of(const Replica& rep, std::uint32_t kept_payload) const {
+  const auto& k = kept_[rep.kept].colls;
+  const auto it = std::find(k.begin(), k.end(), kept_payload);
+  core::check_invariant(it != k.end(), "a replica's kept rank calls a collective not in its list");
+  return rep.colls[static_cast<std::size_t>(it - k.begin())];
+}
+
+Op ExecutionGraph::op(OpId id) const {
+  if (id < ops_.size()) return ops_[id];
+  core::check_invariant(id < op_count(), "op id out of range");
+  const Replica& rep = replicas_[replica_at(replicas_, id - ops_.size())];
+  Op o = ops_[kept_[rep.kept].first + (id - ops_.size() - rep.offset)];
+  o.rank = rep.rank;
+  if (o.type == OpType::collective) o.payload = replica_slot_of(rep, o.payload);
+  return o;
+}
+
+std::vector<OpId> ExecutionGraph::op_deps(OpId id) const {
+  if (id < ops_.size()) {
+    const auto d = deps(id);
+    return {d.begin(), d.end()};
+  }
+  core::check_invariant(id < op_count(), "op id out of range");
+  const Replica& rep = replicas_[replica_at(replicas_, id - ops_.size())];
+  const KeptRank& k = kept_[rep.kept];
+  const auto first = static_cast<OpId>(ops_.size() + rep.offset);
+  std::vector<OpId> out;
+  for (OpId d : deps(k.first + (id - first))) out.push_back(first + (d - k.first));
+  return out;
+}
+
+ExecutionGraph ExecutionGraph::expanded() const {
+  ExecutionGraph g;
+  g.name = name;
+  g.set_ranks(total_ranks_, simulated_, represents_);
+  g.streams_ = streams_;
+  g.kernels_ = kernels_;
+  g.collectives_ = collectives_;
+  g.groups_ = groups_;
+  g.meta_ = meta_;
+  g.reserve(op_count(), deps_.size());
+  std::vector<OpId> now(ops_.size());  // kept op -> its id in g
+  std::vector<OpId> deps;
+  auto copy_kept = [&](std::size_t from, std::size_t to) {
+    for (std::size_t i = from; i < to; ++i) {
+      const Op& o = ops_[i];
+      deps.clear();
+      for (OpId d : this->deps(static_cast<OpId>(i))) deps.push_back(now[d]);
+      now[i] = g.add_op(o.rank, o.stream, o.type, o.payload, o.phase, o.layer, o.micro_batch, deps);
+    }
+  };
+  for (std::uint32_t entry : rank_order_) {
+    if (entry < kept_.size() && (entry & 0x80000000u) == 0) {
+      copy_kept(kept_[entry].first, kept_[entry].first + kept_[entry].count);
+      continue;
+    }
+    const Replica& rep = replicas_[~entry];
+    const KeptRank& k = kept_[rep.kept];
+    const auto first = static_cast<OpId>(g.ops_.size());
+    for (std::uint32_t j = 0; j < k.count; ++j) {
+      Op o = ops_[k.first + j];
+      if (o.type == OpType::collective) o.payload = replica_slot_of(rep, o.payload);
+      deps.clear();
+      for (OpId d : this->deps(k.first + j)) deps.push_back(first + (d - k.first));
+      g.add_op(rep.rank, o.stream, o.type, o.payload, o.phase, o.layer, o.micro_batch, deps);
+    }
+  }
+  copy_kept(rank_mark_, ops_.size());  // ops added after the last end_rank
+  return g;
+}
+
 void ExecutionGraph::validate() const {
   using core::Error;
   using core::ErrorKind;
@@ -115,6 +292,9 @@ void ExecutionGraph::validate() const {
       throw Error(ErrorKind::input, fmt::format("send_recv collective {} needs a group of 2", ci));
     if (!(c.bytes.value() >= 0)) throw Error(ErrorKind::input, fmt::format("collective {} has negative bytes", ci));
   }
+  for (const Replica& rep : replicas_)
+    if (rep.rank < 0 || rep.rank >= total_ranks_ || !simulated[static_cast<std::size_t>(rep.rank)])
+      throw Error(ErrorKind::input, fmt::format("replica rank {} is not simulated", rep.rank));
   for (std::size_t i = 0; i < ops_.size(); ++i) {
     const Op& op = ops_[i];
     if (op.rank < 0 || op.rank >= total_ranks_ || !simulated[static_cast<std::size_t>(op.rank)])

@@ -125,6 +125,8 @@ class Reader {
 }  // namespace
 
 std::string graph_to_json(const ExecutionGraph& g) {
+  // The format has no replicas: they are written out as the ops they stand for.
+  if (!g.replicas().empty()) return graph_to_json(g.expanded());
   // Hand-laid so that a graph of millions of ops is written without building a JSON tree: one line
   // per table entry, keys in a fixed order, ops as arrays (docs/execution-graph.md).
   std::string out;

@@ -402,6 +402,26 @@ TEST_CASE("an exported execution graph replays to the same step time") {
   fs::remove_all(dir, ec);
 }
 
+TEST_CASE("a full-fidelity graph stored with replicas runs exactly as its expanded form") {
+  // The compiler stores each class of identical ranks once (ExecutionGraph::end_rank) and the
+  // engine runs the replicas from the kept rank's template; written out as ops (expanded()), the
+  // same graph must give the same report byte for byte, breakdown and power included.
+  int with_replicas = 0;
+  for (const Config& c : small_configs()) {
+    CAPTURE(c.label());
+    const Experiment e = load(c);
+    SimulateOptions o;
+    o.fidelity = Fidelity::full;
+    const inflect::workload::ExecutionGraph graph = inflect::analysis::build_graph(e, o);
+    with_replicas += !graph.replicas().empty();
+    CHECK(graph.op_count() == graph.expanded().ops().size());
+    const RunReport stored = inflect::analysis::simulate_graph(e, graph, nullptr, "trace", o);
+    const RunReport written = inflect::analysis::simulate_graph(e, graph.expanded(), nullptr, "trace", o);
+    CHECK(inflect::io::report_to_json(stored, false) == inflect::io::report_to_json(written, false));
+  }
+  CHECK(with_replicas >= 4);
+}
+
 namespace {
 
 /// Links made effectively ideal: bandwidth so large that a GB crosses in ~10 ps, no latency, no

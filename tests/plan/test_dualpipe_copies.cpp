@@ -25,7 +25,8 @@ struct MirrorOps {
 MirrorOps mirror_ops(const plan::Experiment& e) {
   const plan::CompiledPlan c = plan::compile(e, {plan::Fidelity::full});
   MirrorOps m;
-  for (const auto& op : c.graph.ops()) {
+  const auto all = c.graph.expanded();  // replicas written out: every rank's ops
+  for (const auto& op : all.ops()) {
     if (op.type != workload::OpType::collective) continue;
     const auto& coll = c.graph.collectives()[op.payload];
     if (coll.name != std::string("pp_ar_dualpipe_copies")) continue;

@@ -64,7 +64,8 @@ TEST_CASE("the compiler dispatches and combines tokens by all-to-all over the EP
   plan::Experiment e = moe_experiment();
   auto count = [](const plan::CompiledPlan& c, double& bytes) {
     int n = 0;
-    for (const auto& op : c.graph.ops()) {
+    const auto all = c.graph.expanded();  // replicas written out: every rank's ops
+    for (const auto& op : all.ops()) {
       if (op.type != workload::OpType::collective) continue;
       const auto& coll = c.graph.collectives()[op.payload];
       if (coll.kind != workload::CollectiveKind::all_to_all) continue;
@@ -103,7 +104,8 @@ TEST_CASE("context parallelism runs ring attention: cp-1 KV hops per layer, each
   const plan::CompiledPlan c = plan::compile(e, full);
   int kv = 0, kv_dkv = 0;
   double bytes = 0;
-  for (const auto& op : c.graph.ops()) {
+  const auto all = c.graph.expanded();
+  for (const auto& op : all.ops()) {
     if (op.type != workload::OpType::collective) continue;
     const auto& coll = c.graph.collectives()[op.payload];
     if (coll.name == "cp_ring_kv") {
@@ -180,7 +182,8 @@ TEST_CASE("ZeRO-2/3 with EP: expert gradients reduce-scatter and expert weights 
   };
   auto tally = [](const plan::CompiledPlan& c) {
     std::map<std::string, Seen> out;
-    for (const auto& op : c.graph.ops()) {
+    const auto all = c.graph.expanded();  // replicas written out: every rank's ops
+    for (const auto& op : all.ops()) {
       if (op.type != workload::OpType::collective) continue;
       const auto& coll = c.graph.collectives()[op.payload];
       Seen& s = out[coll.name];

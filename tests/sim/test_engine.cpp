@@ -172,3 +172,65 @@ TEST_CASE("symmetric mirrors weigh on shared links as the transfers they stand f
   auto r = sim::run_engine(g, rig.topo, rig.compute);
   CHECK(r.makespan.seconds() == doctest::Approx(200e-6).epsilon(1e-6));
 }
+
+namespace {
+
+// Ranks 0 and 1 (one node): a 10 us kernel, then `chain` all-gathers of 1e6 bytes on their group,
+// each after the previous, then a 10 us kernel after the last. With `interleave` the two ranks'
+// ops alternate in the graph (as an imported trace may have them) instead of rank by rank.
+ExecutionGraph collective_chain(int chain, bool interleave) {
+  ExecutionGraph g;
+  g.set_ranks(2, {0, 1}, {1, 1});
+  const auto comp = g.stream("compute");
+  const auto tp = g.stream("tp");
+  const auto k = mem_kernel(g, 1e7);
+  const auto grp = g.add_group(workload::Group{{0, 1}, {}});
+  const auto ag = g.add_collective(workload::Collective{CollectiveKind::all_gather, ParallelDim::tp, grp, core::Bytes(1e6), "ag"});
+  std::vector<OpId> last(2);
+  auto step = [&](int r, int i) {
+    std::vector<OpId> d;
+    if (i > 0) d.push_back(last[static_cast<std::size_t>(r)]);
+    const bool compute = i == 0 || i == chain + 1;
+    last[static_cast<std::size_t>(r)] =
+        g.add_op(r, compute ? comp : tp, compute ? OpType::compute : OpType::collective, compute ? k : ag, Phase::forward, 0, 0, d);
+  };
+  if (interleave) {
+    for (int i = 0; i <= chain + 1; ++i)
+      for (int r = 0; r < 2; ++r) step(r, i);
+  } else {
+    for (int r = 0; r < 2; ++r)
+      for (int i = 0; i <= chain + 1; ++i) step(r, i);
+  }
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("the breakdown walks back through many collectives: the idle between two kernels is all exposed TP") {
+  // Twelve all-gathers run back to back while the compute stream idles: the second kernel's
+  // binding chain walks back through all twelve (more than the engine's per-stream record ring
+  // starts with, so it must grow). Both ranks arrive together, so nothing is waiting: the whole
+  // gap between the kernels (step - 2 x 10 us) is exposed TP, and "other" is zero.
+  Rig rig(1);
+  const ExecutionGraph g = collective_chain(12, false);
+  const auto r = sim::run_engine(g, rig.topo, rig.compute);
+  const double gap = r.makespan.seconds() - 20e-6;
+  CHECK(gap > 0);
+  for (const auto& rank : r.ranks) {
+    CHECK(rank.exposed[static_cast<std::size_t>(ParallelDim::tp)].seconds() == doctest::Approx(gap).epsilon(1e-9));
+    CHECK(rank.other.count_ps() == 0);
+    CHECK(rank.bubble.count_ps() == 0);
+  }
+}
+
+TEST_CASE("ranks whose ops interleave in the graph run as when they come rank by rank") {
+  Rig rig(1);
+  const auto a = sim::run_engine(collective_chain(5, false), rig.topo, rig.compute);
+  const auto b = sim::run_engine(collective_chain(5, true), rig.topo, rig.compute);
+  CHECK(a.makespan == b.makespan);
+  CHECK(a.events == b.events);
+  for (std::size_t i = 0; i < 2; ++i) {
+    CHECK(a.ranks[i].exposed == b.ranks[i].exposed);
+    CHECK(a.ranks[i].compute == b.ranks[i].compute);
+  }
+}

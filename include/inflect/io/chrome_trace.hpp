@@ -33,7 +33,11 @@ class ChromeTraceWriter : public sim::Observer {
  private:
   int max_ranks_;
   std::vector<workload::RankId> kept_;  // sorted ranks whose ops are recorded
-  std::vector<sim::OpSpan> spans_;
+  struct Slice {
+    sim::OpSpan span;
+    workload::Op op;  // looked up once, when the op finishes
+  };
+  std::vector<Slice> spans_;
   std::vector<sim::DeviceSample> samples_;
   std::string json_;
 };

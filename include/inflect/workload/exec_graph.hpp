@@ -75,6 +75,25 @@ struct Op {
   Phase phase = Phase::forward;
 };
 
+/// A rank whose ops are a copy of a kept rank's on its own process groups (see end_rank).
+struct Replica {
+  RankId rank = 0;
+  std::uint32_t kept = 0;    // index into kept_ranks()
+  std::uint32_t offset = 0;  // its ops are OpIds kept_ops + offset ... (see ExecutionGraph::op)
+  /// The i-th distinct collective the kept rank calls (in first-use order) is colls[i] here: the
+  /// same kind, dim, bytes and name on this rank's group.
+  std::vector<std::uint32_t> colls;
+};
+
+/// A rank whose ops are stored: [first, first + count) in ops(), with its distinct collectives in
+/// first-use order.
+struct KeptRank {
+  RankId rank = 0;
+  OpId first = 0;
+  std::uint32_t count = 0;
+  std::vector<std::uint32_t> colls;
+};
+
 /// The op and dependency arrays reach hundreds of megabytes on 16k-rank graphs: huge pages cut
 /// the page faults of filling them and the TLB misses of reading them (core/huge_pages.hpp).
 using OpVector = std::vector<Op, core::HugePageAllocator<Op>>;
@@ -106,6 +125,29 @@ class ExecutionGraph {
   OpId add_op(RankId rank, std::uint8_t stream, OpType type, std::uint32_t payload, Phase phase,
               std::int16_t layer, std::uint16_t micro_batch, std::span<const OpId> deps);
 
+  /// Declares that the ops added since the previous end_rank (or since the start) are all of rank
+  /// `r`'s. When they are a copy of a kept rank's — the same streams, kernels, phases, layers,
+  /// micro-batches and dependencies, and each collective of the same kind, dim, bytes and name on
+  /// groups that stand one-to-one for the kept rank's — they are dropped and `r` is recorded as a
+  /// replica of it; otherwise `r` is kept. Why: in full fidelity most ranks are such copies (the
+  /// data-parallel replicas and tensor-parallel peers of a stage), so a 21M-op graph of 1,024
+  /// ranks is stored as its 16 distinct ranks, and the engine runs them from those templates.
+  /// Returns whether `r` became a replica.
+  bool end_rank(RankId r);
+  /// Ops of every rank, replicas included. Kept ops are ids [0, ops().size()), replicas' ops
+  /// follow, replica by replica (op() and op_deps() serve both).
+  std::size_t op_count() const { return ops_.size() + replica_ops_; }
+  Op op(OpId id) const;
+  /// Dependencies of any op (op_deps(kept op) == deps(it)).
+  std::vector<OpId> op_deps(OpId id) const;
+  const std::vector<Replica>& replicas() const { return replicas_; }
+  const std::vector<KeptRank>& kept_ranks() const { return kept_; }
+  /// The id op `id` has in expanded().
+  OpId expanded_id(OpId id) const;
+  /// The same graph with every replica written out as ops, in the order the ranks were added
+  /// (what the frontend would have built without end_rank): for export and for tests.
+  ExecutionGraph expanded() const;
+
   /// Pre-allocates room for `ops` ops and `deps` dependencies (a compiler that knows the size
   /// avoids regrowing arrays of tens of millions of entries).
   void reserve(std::size_t ops, std::size_t deps) {
@@ -125,7 +167,8 @@ class ExecutionGraph {
   const std::map<std::string, double>& meta() const { return meta_; }
   std::string name;
 
-  /// Checks ids, dep order and group membership; throws core::Error(input) naming the op.
+  /// Checks ids, dep order and group membership (of kept ops; replicas are checked by end_rank);
+  /// throws core::Error(input) naming the op.
   void validate() const;
 
  private:
@@ -139,6 +182,21 @@ class ExecutionGraph {
   OpVector ops_;
   OpIdVector deps_;
   std::map<std::string, double> meta_;
+  // Ranks declared by end_rank, in order: kept ones (index into kept_) and replicas (~index).
+  std::vector<KeptRank> kept_;
+  std::vector<Replica> replicas_;
+  std::vector<std::uint32_t> rank_order_;
+  std::vector<OpId> expanded_first_;  // per rank_order_ entry: its first op's id in expanded()
+  std::vector<std::uint32_t> kept_entry_, replica_entry_;  // their entries in rank_order_
+  std::size_t replica_ops_ = 0;
+  std::size_t rank_mark_ = 0;  // ops before this belong to ranks already ended
+  std::map<std::uint32_t, std::vector<std::uint32_t>> kept_by_count_;
+  /// Positions in the collective first-use lists, stamped per comparison (end_rank's scratch).
+  std::vector<std::uint32_t> coll_slot_a_, coll_slot_b_, coll_stamp_a_, coll_stamp_b_;
+  std::uint32_t stamp_ = 0;
+  std::uint32_t replica_slot_of(const Replica& rep, std::uint32_t kept_payload) const;
+  /// Ops the ranks ended before kept op `kept_id` (stored or replicated) amount to in expanded().
+  std::size_t expanded_total_before(std::size_t kept_id) const { return kept_id + replica_ops_; }
 };
 
 }  // namespace inflect::workload
