@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <unordered_map>
 
@@ -153,6 +154,8 @@ class Compiler {
   // Collective entries, deduplicated. Names are string literals, so their addresses identify them
   // (no string hashing on a path taken once per collective op).
   std::unordered_map<CollKey, std::uint32_t, CollKeyHash> colls_;
+  std::array<std::pair<CollKey, std::uint32_t>, 8> recent_colls_{};  // see collective()
+  std::size_t next_recent_coll_ = 0;
   std::uint8_t s_compute_ = 0, s_tp_ = 0, s_tp_recv_ = 0, s_cp_send_ = 0, s_cp_recv_ = 0, s_dp_ = 0, s_ep_ = 0, s_ag_ = 0;
   int replicas_ = 1;  // hybrid sharding: data-parallel replicas of each shard group
   // PP streams by what they carry and which way: activations and gradients, towards rank + 1
@@ -328,9 +331,19 @@ GroupId Compiler::group_uncached(GroupType type, RankId r, int chunk) {
 
 std::uint32_t Compiler::collective(CollectiveKind k, ParallelDim d, GroupId grp, double bytes, const char* name) {
   const CollKey key{name, grp, bytes, static_cast<int>(k), static_cast<int>(d)};
-  if (auto it = colls_.find(key); it != colls_.end()) return it->second;
-  const std::uint32_t id = g_.add_collective(workload::Collective{k, d, grp, core::Bytes(bytes), name});
-  colls_[key] = id;
+  // A rank asks for the same few collectives over and over (each layer's TP gathers and
+  // scatters): a small cache of the latest answers skips hashing for most of the millions of calls.
+  for (const auto& [ck, id] : recent_colls_)
+    if (ck == key) return id;
+  std::uint32_t id;
+  if (auto it = colls_.find(key); it != colls_.end()) {
+    id = it->second;
+  } else {
+    id = g_.add_collective(workload::Collective{k, d, grp, core::Bytes(bytes), name});
+    colls_[key] = id;
+  }
+  recent_colls_[next_recent_coll_] = {key, id};
+  next_recent_coll_ = (next_recent_coll_ + 1) % recent_colls_.size();
   return id;
 }
 

@@ -93,15 +93,15 @@ class Engine {
     std::uint32_t top = kNone;   // which op (template index; the ring is per rank and stream)
     std::uint32_t binding = kNone;  // the op that released it (template index, same rank)
   };
-  struct Ring {
-    std::vector<Record> recs;  // size a power of two; op at stream position p sits at p & (size-1)
-  };
+  /// Each stream's ring is a power-of-two block of recs_: op at stream position p sits at
+  /// ring_at_[key] + (p & ring_mask_[key]). One pool, so neighbouring streams share cache lines.
   struct Instance {
     std::uint32_t top = 0;     // the first arrival's template op (kind, bytes, dim)
     GroupId group = 0;
     std::uint32_t ordinal = 0;
     std::uint32_t needed = 0;
     std::uint32_t lowered = 0;
+    std::uint32_t next_open = kNone;  // the group's next live instance
     Time start = Time::max();
     Time end;
     std::vector<std::uint32_t> members;  // (slot, stream) keys that arrived
@@ -185,7 +185,8 @@ class Engine {
   // Per rank and stream (key = slot * nstreams_ + stream).
   std::vector<std::uint32_t> head_, stream_end_;
   std::vector<char> busy_;
-  std::vector<Ring> rings_;
+  std::vector<Record> recs_;
+  std::vector<std::uint32_t> ring_at_, ring_mask_;
   std::vector<std::uint32_t> comm_active_;  // per slot: collectives moving data now
   // Per slot: the compute-stream kernel in flight, for interference (comm_state_changed).
   struct Running {
@@ -211,11 +212,12 @@ class Engine {
   std::vector<hw::KernelPower> kernel_power_;  // with a power model
   DevicePowerTracker power_;
   std::vector<double> kernel_flops_;
-  // Collectives: live instances, found by (group, ordinal) through open_.
+  // Collectives: live instances, found by (group, ordinal) through a list per group (open_head_,
+  // Instance::next_open): a group rarely has more than one or two open at a time.
   std::vector<std::uint32_t> needed_;  // per group: its simulated members
   std::vector<Instance> inst_;
   std::vector<std::uint32_t> free_inst_;
-  std::vector<std::vector<std::uint32_t>> open_;  // per group: its live instances
+  std::vector<std::uint32_t> open_head_;  // per group: a live instance, or kNone
   std::vector<std::uint32_t> scratch_;
   struct LoweredKey {
     workload::CollectiveKind kind;
@@ -271,7 +273,7 @@ void Engine::setup(const hw::ComputeModel& compute) {
   for (std::size_t gi = 0; gi < groups.size(); ++gi)
     for (auto r : groups[gi].members)
       if (static_cast<std::size_t>(r) < slot_of_.size() && slot_of_[static_cast<std::size_t>(r)] >= 0) ++needed_[gi];
-  open_.assign(groups.size(), {});
+  open_head_.assign(groups.size(), kNone);
   lowered_of_group_.assign(groups.size(), {});
 
   const std::size_t nkeys = sim.size() * nstreams_;
@@ -283,7 +285,11 @@ void Engine::setup(const hw::ComputeModel& compute) {
       stream_end_[slot * nstreams_ + s] = stream_first(slot, s + 1);
     }
   busy_.assign(nkeys, 0);
-  rings_.assign(nkeys, Ring{std::vector<Record>(4)});
+  constexpr std::uint32_t kRing = 4;
+  recs_.assign(nkeys * kRing, Record{});
+  ring_at_.resize(nkeys);
+  for (std::size_t k = 0; k < nkeys; ++k) ring_at_[k] = static_cast<std::uint32_t>(k * kRing);
+  ring_mask_.assign(nkeys, kRing - 1);
 
   ranks_.resize(sim.size());
   for (std::size_t i = 0; i < sim.size(); ++i) ranks_[i].rank = sim[i];
@@ -564,23 +570,28 @@ std::uint32_t Engine::lowered_for(GroupId group, const workload::Collective& c) 
 // oldest may still be reached, the ring doubles.
 Engine::Record& Engine::put_record(std::uint32_t key, std::uint32_t top) {
   const std::uint32_t slot = key / nstreams_;
-  const std::uint32_t first = stream_first(slot, key % nstreams_);
-  auto& recs = rings_[key].recs;
+  const std::uint32_t pos = top - stream_first(slot, key % nstreams_);
   while (true) {
-    Record& r = recs[(top - first) & (recs.size() - 1)];
+    Record& r = recs_[ring_at_[key] + (pos & ring_mask_[key])];
     if (r.top == kNone || r.end <= idle_since_[slot]) return r;
-    std::vector<Record> grown(recs.size() * 2);
-    for (const Record& old : recs)
-      if (old.top != kNone) grown[(old.top - first) & (grown.size() - 1)] = old;
-    recs.swap(grown);
+    // Grow: a block twice the size at the end of the pool (the old one is left unused).
+    const std::uint32_t first = stream_first(slot, key % nstreams_);
+    const std::uint32_t old_at = ring_at_[key], old_size = ring_mask_[key] + 1;
+    const auto at = static_cast<std::uint32_t>(recs_.size());
+    recs_.resize(recs_.size() + 2 * old_size);
+    for (std::uint32_t i = 0; i < old_size; ++i) {
+      const Record old = recs_[old_at + i];
+      if (old.top != kNone) recs_[at + ((old.top - first) & (2 * old_size - 1))] = old;
+    }
+    ring_at_[key] = at;
+    ring_mask_[key] = 2 * old_size - 1;
   }
 }
 
 Engine::Record& Engine::record(std::uint32_t slot, std::uint32_t top) {
   const std::uint32_t key = slot * nstreams_ + tops_[top].stream;
-  const std::uint32_t first = stream_first(slot, tops_[top].stream);
-  auto& recs = rings_[key].recs;
-  Record& r = recs[(top - first) & (recs.size() - 1)];
+  const std::uint32_t pos = top - stream_first(slot, tops_[top].stream);
+  Record& r = recs_[ring_at_[key] + (pos & ring_mask_[key])];
   core::check_invariant(r.top == top, "breakdown walked back to an op whose record was replaced");
   return r;
 }
@@ -670,7 +681,7 @@ void Engine::compute_done(std::uint32_t key) {
 }
 
 std::uint32_t Engine::find_instance(GroupId group, std::uint32_t ordinal) const {
-  for (std::uint32_t i : open_[group])
+  for (std::uint32_t i = open_head_[group]; i != kNone; i = inst_[i].next_open)
     if (inst_[i].ordinal == ordinal) return i;
   return kNone;
 }
@@ -700,11 +711,12 @@ void Engine::arrive(std::uint32_t key, std::uint32_t top) {
     in.start = Time::max();
     in.end = Time::zero();
     in.members.clear();
-    open_[group].push_back(id);
+    in.next_open = open_head_[group];
+    open_head_[group] = id;
   }
   Instance& in = inst_[id];
   const auto& first = g_.collectives()[tops_[in.top].payload];
-  if (first.kind != mine.kind || first.bytes != mine.bytes)
+  if (in.top != top && (first.kind != mine.kind || first.bytes != mine.bytes))
     throw core::Error(core::ErrorKind::input,
                       fmt::format("op {} on rank {}: call {} on group {} is a {} of {} bytes but other members "
                                   "made it a {} of {} bytes",
@@ -765,8 +777,9 @@ void Engine::complete_collective(std::uint32_t inst) {
     Instance& in = inst_[inst];
     in.end = now_;
     scratch_.assign(in.members.begin(), in.members.end());
-    auto& open = open_[in.group];
-    open.erase(std::find(open.begin(), open.end(), inst));
+    std::uint32_t* link = &open_head_[in.group];
+    while (*link != inst) link = &inst_[*link].next_open;
+    *link = in.next_open;
   }
   const Time start = inst_[inst].start;
   free_inst_.push_back(inst);  // finish_op below may reuse it: nothing reads it after this

@@ -70,22 +70,6 @@ GroupId ExecutionGraph::add_group(Group g) {
   return static_cast<GroupId>(groups_.size() - 1);
 }
 
-OpId ExecutionGraph::add_op(RankId rank, std::uint8_t stream, OpType type, std::uint32_t payload,
-                            Phase phase, std::int16_t layer, std::uint16_t micro_batch,
-                            std::span<const OpId> deps) {
-  Op op;
-  op.rank = rank;
-  op.payload = payload;
-  op.dep_begin = static_cast<std::uint32_t>(deps_.size());
-  op.layer = layer;
-  op.micro_batch = micro_batch;
-  op.stream = stream;
-  op.type = type;
-  op.phase = phase;
-  deps_.insert(deps_.end(), deps.begin(), deps.end());
-  ops_.push_back(op);
-  return static_cast<OpId>(ops_.size() - 1);
-}
 
 std::span<const OpId> ExecutionGraph::deps(OpId id) const {
   std::uint32_t b = ops_[id].dep_begin;

@@ -123,7 +123,21 @@ class ExecutionGraph {
   GroupId add_group(Group g);
   /// Appends an op; deps must be earlier ops of the same rank. Returns its id.
   OpId add_op(RankId rank, std::uint8_t stream, OpType type, std::uint32_t payload, Phase phase,
-              std::int16_t layer, std::uint16_t micro_batch, std::span<const OpId> deps);
+              std::int16_t layer, std::uint16_t micro_batch, std::span<const OpId> deps) {
+    // Inline, and the fields written in place (an Op built aside and copied in stalls on store
+    // forwarding): full-fidelity compiles call it tens of millions of times.
+    Op& op = ops_.emplace_back();
+    op.rank = rank;
+    op.payload = payload;
+    op.dep_begin = static_cast<std::uint32_t>(deps_.size());
+    op.layer = layer;
+    op.micro_batch = micro_batch;
+    op.stream = stream;
+    op.type = type;
+    op.phase = phase;
+    deps_.insert(deps_.end(), deps.begin(), deps.end());
+    return static_cast<OpId>(ops_.size() - 1);
+  }
 
   /// Declares that the ops added since the previous end_rank (or since the start) are all of rank
   /// `r`'s. When they are a copy of a kept rank's — the same streams, kernels, phases, layers,
