@@ -138,7 +138,7 @@ class Engine {
   void try_start(std::uint32_t key, std::uint32_t binding) {
     const std::uint32_t top = head_[key];
     if (busy_[key] || top >= stream_end_[key]) return;
-    if (!deps_done(key - key % nstreams_, top)) return;
+    if (!deps_done(key & ~smask_, top)) return;
     start_head(key, binding);
   }
   void finish_op(std::uint32_t key);
@@ -159,6 +159,9 @@ class Engine {
 
   std::vector<std::int32_t> slot_of_;
   std::uint32_t nstreams_ = 0;
+  // Keys of (rank, stream) pairs are slot << shift_ | stream: the hot path splits them with a shift
+  // and a mask instead of a division (streams padded to a power of two; the padding is empty).
+  std::uint32_t shift_ = 0, smask_ = 0;
   int compute_stream_ = -1;
   // Each simulated rank's ops in issue order: op_id(slot, j). On a graph whose ranks' ops are
   // contiguous (what the compiler emits) that is slot_first_[slot] + j and the two tables below
@@ -182,7 +185,7 @@ class Engine {
   std::vector<std::uint32_t> class_of_;
   std::vector<std::uint32_t> bind_begin_;  // the rank's groups by role: bind_[bind_begin_[slot] + role]
   std::vector<GroupId> bind_;
-  // Per rank and stream (key = slot * nstreams_ + stream).
+  // Per rank and stream (key = (slot << shift_) + stream).
   std::vector<std::uint32_t> head_, stream_end_;
   std::vector<char> busy_;
   std::vector<Record> recs_;
@@ -244,6 +247,8 @@ void Engine::setup(const hw::ComputeModel& compute) {
   slot_of_.assign(static_cast<std::size_t>(g_.total_ranks()), -1);
   for (std::size_t i = 0; i < sim.size(); ++i) slot_of_[static_cast<std::size_t>(sim[i])] = static_cast<std::int32_t>(i);
   nstreams_ = static_cast<std::uint32_t>(std::max<std::size_t>(1, g_.stream_names().size()));
+  while ((1u << shift_) < nstreams_) ++shift_;
+  smask_ = (1u << shift_) - 1;
   for (std::size_t i = 0; i < g_.stream_names().size(); ++i)
     if (g_.stream_names()[i] == opt_.compute_stream) compute_stream_ = static_cast<int>(i);
 
@@ -276,13 +281,13 @@ void Engine::setup(const hw::ComputeModel& compute) {
   open_head_.assign(groups.size(), kNone);
   lowered_of_group_.assign(groups.size(), {});
 
-  const std::size_t nkeys = sim.size() * nstreams_;
+  const std::size_t nkeys = sim.size() << shift_;
   head_.resize(nkeys);
   stream_end_.resize(nkeys);
   for (std::uint32_t slot = 0; slot < sim.size(); ++slot)
     for (std::uint32_t s = 0; s < nstreams_; ++s) {
-      head_[slot * nstreams_ + s] = stream_first(slot, s);
-      stream_end_[slot * nstreams_ + s] = stream_first(slot, s + 1);
+      head_[(slot << shift_) + s] = stream_first(slot, s);
+      stream_end_[(slot << shift_) + s] = stream_first(slot, s + 1);
     }
   busy_.assign(nkeys, 0);
   constexpr std::uint32_t kRing = 4;
@@ -569,13 +574,13 @@ std::uint32_t Engine::lowered_for(GroupId group, const workload::Collective& c) 
 // released the previous one, i.e. finished when that one was posted, after the gap began). If the
 // oldest may still be reached, the ring doubles.
 Engine::Record& Engine::put_record(std::uint32_t key, std::uint32_t top) {
-  const std::uint32_t slot = key / nstreams_;
-  const std::uint32_t pos = top - stream_first(slot, key % nstreams_);
+  const std::uint32_t slot = (key >> shift_);
+  const std::uint32_t pos = top - stream_first(slot, (key & smask_));
   while (true) {
     Record& r = recs_[ring_at_[key] + (pos & ring_mask_[key])];
     if (r.top == kNone || r.end <= idle_since_[slot]) return r;
     // Grow: a block twice the size at the end of the pool (the old one is left unused).
-    const std::uint32_t first = stream_first(slot, key % nstreams_);
+    const std::uint32_t first = stream_first(slot, (key & smask_));
     const std::uint32_t old_at = ring_at_[key], old_size = ring_mask_[key] + 1;
     const auto at = static_cast<std::uint32_t>(recs_.size());
     recs_.resize(recs_.size() + 2 * old_size);
@@ -589,7 +594,7 @@ Engine::Record& Engine::put_record(std::uint32_t key, std::uint32_t top) {
 }
 
 Engine::Record& Engine::record(std::uint32_t slot, std::uint32_t top) {
-  const std::uint32_t key = slot * nstreams_ + tops_[top].stream;
+  const std::uint32_t key = (slot << shift_) + tops_[top].stream;
   const std::uint32_t pos = top - stream_first(slot, tops_[top].stream);
   Record& r = recs_[ring_at_[key] + (pos & ring_mask_[key])];
   core::check_invariant(r.top == top, "breakdown walked back to an op whose record was replaced");
@@ -600,7 +605,7 @@ void Engine::start_head(std::uint32_t key, std::uint32_t binding) {
   const std::uint32_t top = head_[key];
   const TOp& t = tops_[top];
   busy_[key] = 1;
-  const std::uint32_t slot = key / nstreams_;
+  const std::uint32_t slot = (key >> shift_);
   Record& rec = put_record(key, top);
   rec.top = top;
   rec.binding = binding;
@@ -644,7 +649,7 @@ void Engine::start_head(std::uint32_t key, std::uint32_t binding) {
 }
 
 void Engine::schedule_running(std::uint32_t key) {
-  Running& run = running_[key / nstreams_];
+  Running& run = running_[(key >> shift_)];
   const double rate = run.slowed ? 1.0 + opt_.comm_interference : 1.0;
   run.end = now_ + Time::ps(static_cast<Time::rep>(run.left * rate + 0.5));
   q_.push(run.end, kComputeDone, key);
@@ -660,15 +665,15 @@ void Engine::comm_state_changed(std::uint32_t slot) {
   run.left = std::max(0.0, run.left - static_cast<double>((now_ - run.since).count_ps()) / rate);
   run.since = now_;
   run.slowed = slowed;
-  schedule_running(slot * nstreams_ + tops_[run.top].stream);
+  schedule_running((slot << shift_) + tops_[run.top].stream);
 }
 
 void Engine::compute_done(std::uint32_t key) {
-  const std::uint32_t slot = key / nstreams_;
+  const std::uint32_t slot = (key >> shift_);
   const std::uint32_t top = head_[key];
   // Under interference a compute-stream kernel may have stale completions, which can arrive after
   // the stream has moved on (even past its last op): recognise them by the key's stream.
-  if (opt_.comm_interference > 0 && static_cast<int>(key % nstreams_) == compute_stream_) {
+  if (opt_.comm_interference > 0 && static_cast<int>((key & smask_)) == compute_stream_) {
     Running& run = running_[slot];
     if (run.top != top || run.end != now_) return;  // a completion superseded by a reschedule
     run.top = kNone;
@@ -689,7 +694,7 @@ std::uint32_t Engine::find_instance(GroupId group, std::uint32_t ordinal) const 
 // The rank reached a collective: the k-th call of each member on a group forms one instance (as
 // NCCL matches calls on a communicator); it starts when every simulated member has arrived.
 void Engine::arrive(std::uint32_t key, std::uint32_t top) {
-  const std::uint32_t slot = key / nstreams_;
+  const std::uint32_t slot = (key >> shift_);
   const TOp& t = tops_[top];
   const GroupId group = bind_[bind_begin_[slot] + t.role];
   std::uint32_t id = find_instance(group, t.ordinal);
@@ -732,7 +737,7 @@ void Engine::start_collective(std::uint32_t inst) {
   // Members finish in rank order whatever order they arrived in.
   std::sort(in.members.begin(), in.members.end());
   for (std::uint32_t key : in.members) {
-    const std::uint32_t slot = key / nstreams_;
+    const std::uint32_t slot = (key >> shift_);
     if (comm_active_[slot]++ == 0) {
       if (opt_.comm_interference > 0) comm_state_changed(slot);
       if (power_.enabled()) {
@@ -784,7 +789,7 @@ void Engine::complete_collective(std::uint32_t inst) {
   const Time start = inst_[inst].start;
   free_inst_.push_back(inst);  // finish_op below may reuse it: nothing reads it after this
   for (std::uint32_t key : scratch_) {
-    const std::uint32_t slot = key / nstreams_;
+    const std::uint32_t slot = (key >> shift_);
     if (--comm_active_[slot] == 0) {
       if (opt_.comm_interference > 0) comm_state_changed(slot);
       if (power_.enabled()) {
@@ -796,13 +801,13 @@ void Engine::complete_collective(std::uint32_t inst) {
   // finish_op never completes a collective synchronously, so scratch_ is not reused meanwhile.
   for (std::size_t i = 0; i < scratch_.size(); ++i) {
     const std::uint32_t key = scratch_[i];
-    record(key / nstreams_, head_[key]).start = start;
+    record((key >> shift_), head_[key]).start = start;
     finish_op(key);
   }
 }
 
 void Engine::finish_op(std::uint32_t key) {
-  const std::uint32_t slot = key / nstreams_;
+  const std::uint32_t slot = (key >> shift_);
   const std::uint32_t top = head_[key];
   const TOp& t = tops_[top];
   ++done_ops_;
@@ -822,7 +827,7 @@ void Engine::finish_op(std::uint32_t key) {
   }
   busy_[key] = 0;
   ++head_[key];
-  const std::uint32_t base = slot * nstreams_;
+  const std::uint32_t base = (slot << shift_);
   for (std::uint32_t s = t.succ_begin, e = tops_[top + 1].succ_begin; s < e; ++s) {
     const std::uint32_t nx = tsucc_[s];
     const std::uint32_t nkey = base + tops_[nx].stream;
@@ -910,7 +915,7 @@ EngineResult Engine::run() {
     std::string detail;
     for (std::uint32_t k = 0; k < head_.size() && detail.empty(); ++k) {
       if (head_[k] >= stream_end_[k]) continue;
-      const std::uint32_t slot = k / nstreams_, top = head_[k];
+      const std::uint32_t slot = (k >> shift_), top = head_[k];
       const OpId id = orig(slot, top);
       const Op op = g_.op(id);
       if (op.type == OpType::collective) {
@@ -922,7 +927,7 @@ EngineResult Engine::run() {
       } else {
         std::size_t waiting = 0;
         for (std::uint32_t d = tops_[top].dep_begin, e = tops_[top + 1].dep_begin; d < e; ++d)
-          waiting += head_[slot * nstreams_ + tops_[tdeps_[d]].stream] <= tdeps_[d];
+          waiting += head_[(slot << shift_) + tops_[tdeps_[d]].stream] <= tdeps_[d];
         detail = fmt::format("op {} on rank {} waits for {} dependencies", id, op.rank, waiting);
       }
     }
