@@ -187,6 +187,7 @@ class Engine {
   std::vector<GroupId> bind_;
   // Per rank and stream (key = (slot << shift_) + stream).
   std::vector<std::uint32_t> head_, stream_end_;
+  std::vector<std::uint32_t> key_first_;  // the stream's first template op (its records' origin)
   std::vector<char> busy_;
   std::vector<Record> recs_;
   std::vector<std::uint32_t> ring_at_, ring_mask_;
@@ -283,10 +284,12 @@ void Engine::setup(const hw::ComputeModel& compute) {
 
   const std::size_t nkeys = sim.size() << shift_;
   head_.resize(nkeys);
+  key_first_.resize(nkeys);
   stream_end_.resize(nkeys);
   for (std::uint32_t slot = 0; slot < sim.size(); ++slot)
     for (std::uint32_t s = 0; s < nstreams_; ++s) {
       head_[(slot << shift_) + s] = stream_first(slot, s);
+      key_first_[(slot << shift_) + s] = stream_first(slot, s);
       stream_end_[(slot << shift_) + s] = stream_first(slot, s + 1);
     }
   busy_.assign(nkeys, 0);
@@ -575,12 +578,12 @@ std::uint32_t Engine::lowered_for(GroupId group, const workload::Collective& c) 
 // oldest may still be reached, the ring doubles.
 Engine::Record& Engine::put_record(std::uint32_t key, std::uint32_t top) {
   const std::uint32_t slot = (key >> shift_);
-  const std::uint32_t pos = top - stream_first(slot, (key & smask_));
+  const std::uint32_t pos = top - key_first_[key];
   while (true) {
     Record& r = recs_[ring_at_[key] + (pos & ring_mask_[key])];
     if (r.top == kNone || r.end <= idle_since_[slot]) return r;
     // Grow: a block twice the size at the end of the pool (the old one is left unused).
-    const std::uint32_t first = stream_first(slot, (key & smask_));
+    const std::uint32_t first = key_first_[key];
     const std::uint32_t old_at = ring_at_[key], old_size = ring_mask_[key] + 1;
     const auto at = static_cast<std::uint32_t>(recs_.size());
     recs_.resize(recs_.size() + 2 * old_size);
@@ -595,7 +598,7 @@ Engine::Record& Engine::put_record(std::uint32_t key, std::uint32_t top) {
 
 Engine::Record& Engine::record(std::uint32_t slot, std::uint32_t top) {
   const std::uint32_t key = (slot << shift_) + tops_[top].stream;
-  const std::uint32_t pos = top - stream_first(slot, tops_[top].stream);
+  const std::uint32_t pos = top - key_first_[key];
   Record& r = recs_[ring_at_[key] + (pos & ring_mask_[key])];
   core::check_invariant(r.top == top, "breakdown walked back to an op whose record was replaced");
   return r;
