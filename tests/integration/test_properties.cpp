@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "inflect/analysis/simulate.hpp"
+#include "inflect/io/chrome_trace.hpp"
 #include "inflect/io/experiment_loader.hpp"
 #include "inflect/io/report_json.hpp"
 #include "inflect/io/yaml_reader.hpp"
@@ -420,6 +421,21 @@ TEST_CASE("a full-fidelity graph stored with replicas runs exactly as its expand
     CHECK(inflect::io::report_to_json(stored, false) == inflect::io::report_to_json(written, false));
   }
   CHECK(with_replicas >= 4);
+
+  // The trace too: the same slices, names and op ids (those of the exported graph), byte for byte.
+  const Experiment e = load(small_configs()[2]);
+  SimulateOptions o;
+  o.fidelity = Fidelity::full;
+  const inflect::workload::ExecutionGraph graph = inflect::analysis::build_graph(e, o);
+  REQUIRE(!graph.replicas().empty());
+  inflect::io::ChromeTraceWriter a(0), b(0);
+  SimulateOptions oa = o, ob = o;
+  oa.observer = &a;
+  ob.observer = &b;
+  (void)inflect::analysis::simulate_graph(e, graph, nullptr, "trace", oa);
+  (void)inflect::analysis::simulate_graph(e, graph.expanded(), nullptr, "trace", ob);
+  CHECK(a.json().size() > 1000);
+  CHECK(a.json() == b.json());
 }
 
 namespace {
