@@ -1,6 +1,7 @@
 #include "inflect/core/event_queue.hpp"
 
 #include "inflect/core/error.hpp"
+#include "inflect/core/free_slots.hpp"
 
 namespace inflect::core {
 
@@ -51,15 +52,8 @@ void EventQueue::push(Time t, std::uint32_t kind, std::uint32_t id, std::uint32_
       return;
     }
     // A second event at this time: open a bucket for it and the ones to follow.
-    std::uint32_t b;
-    if (!free_.empty()) {
-      b = free_.back();
-      free_.pop_back();
-    } else {
-      b = static_cast<std::uint32_t>(buckets_.size());
-      buckets_.emplace_back();
-      generation_.push_back(0);
-    }
+    const std::uint32_t b = take_slot(free_, buckets_);
+    if (b == generation_.size()) generation_.push_back(0);
     Bucket& bk = buckets_[b];
     bk.events.clear();
     bk.head = 0;

@@ -7,6 +7,7 @@
 
 #include "inflect/core/error.hpp"
 #include "inflect/core/event_queue.hpp"
+#include "inflect/core/free_slots.hpp"
 #include "inflect/core/huge_pages.hpp"
 #include "inflect/net/flow_network.hpp"
 
@@ -703,13 +704,7 @@ void Engine::arrive(std::uint32_t key, std::uint32_t top) {
   std::uint32_t id = find_instance(group, t.ordinal);
   const auto& mine = g_.collectives()[t.payload];
   if (id == kNone) {
-    if (!free_inst_.empty()) {
-      id = free_inst_.back();
-      free_inst_.pop_back();
-    } else {
-      id = static_cast<std::uint32_t>(inst_.size());
-      inst_.emplace_back();
-    }
+    id = core::take_slot(free_inst_, inst_);
     Instance& in = inst_[id];
     in.top = top;
     in.group = group;
@@ -754,14 +749,7 @@ void Engine::start_collective(std::uint32_t inst) {
     q_.push(now_, kCollectiveDone, inst);
     return;
   }
-  std::uint32_t a;
-  if (!free_active_.empty()) {
-    a = free_active_.back();
-    free_active_.pop_back();
-  } else {
-    a = static_cast<std::uint32_t>(active_.size());
-    active_.emplace_back();
-  }
+  const std::uint32_t a = core::take_slot(free_active_, active_);
   active_[a] = Active{inst, 0};
   start_phase(a);
 }
