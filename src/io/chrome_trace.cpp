@@ -102,14 +102,18 @@ void ChromeTraceWriter::on_end(const workload::ExecutionGraph& graph, core::Time
   // Slices are formatted directly (not as JSON trees): a trace holds hundreds of thousands of them.
   // Names are JSON-escaped once per distinct kernel/collective string via nlohmann.
   auto quoted = [](const std::string& text) { return Json(text).dump(); };
-  fmt::memory_buffer buf;
+  // Written straight into `out`, reserved for its size: a full-fidelity trace reaches a gigabyte,
+  // and every regrowth or copy of that costs seconds (mostly faulting in fresh pages).
+  out.reserve(out.size() + spans_.size() * 440 + samples_.size() * 3 * 100 + 4096);
+  const std::size_t slices_at = out.size();
+  auto buf_it = std::back_inserter(out);
   for (const auto& slice : spans_) {
     const auto& sp = slice.span;
     const auto& op = slice.op;
     const std::string name = quoted(op_label(graph, op));
     if (op.type == workload::OpType::compute) {
       const auto& k = graph.kernels()[op.payload];
-      fmt::format_to(std::back_inserter(buf),
+      fmt::format_to(buf_it,
                      ",\n{{\"name\":{},\"cat\":\"compute\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{},\"tid\":{},"
                      "\"args\":{{\"op\":{},\"phase\":\"{}\",\"layer\":{},\"micro_batch\":{},\"flops\":{},\"bytes\":{}}}}}",
                      name, to_us(sp.start), to_us(sp.end - sp.start), op.rank, op.stream, sp.op, workload::to_string(op.phase),
@@ -118,11 +122,11 @@ void ChromeTraceWriter::on_end(const workload::ExecutionGraph& graph, core::Time
       const auto& c = graph.collectives()[op.payload];
       const std::size_t group_size = c.group < graph.groups().size() ? graph.groups()[c.group].members.size() : 0;
       if (sp.start > sp.posted)
-        fmt::format_to(std::back_inserter(buf),
+        fmt::format_to(buf_it,
                        ",\n{{\"name\":{},\"cat\":\"wait\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{},\"tid\":{},"
                        "\"args\":{{\"op\":{},\"waiting_for\":\"other members of the group\"}}}}",
                        quoted("wait " + op_label(graph, op)), to_us(sp.posted), to_us(sp.start - sp.posted), op.rank, op.stream, sp.op);
-      fmt::format_to(std::back_inserter(buf),
+      fmt::format_to(buf_it,
                      ",\n{{\"name\":{},\"cat\":\"comm.{}\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{},\"tid\":{},"
                      "\"args\":{{\"op\":{},\"phase\":\"{}\",\"layer\":{},\"micro_batch\":{},\"collective\":\"{}\",\"dim\":\"{}\","
                      "\"group\":{},\"group_size\":{},\"bytes\":{}}}}}",
@@ -136,18 +140,17 @@ void ChromeTraceWriter::on_end(const workload::ExecutionGraph& graph, core::Time
     return a.rank != b.rank ? a.rank < b.rank : a.time < b.time;
   });
   for (const auto& d : samples_) {
-    fmt::format_to(std::back_inserter(buf), ",\n{{\"name\":\"power (W)\",\"ph\":\"C\",\"ts\":{},\"pid\":{},\"args\":{{\"W\":{:.1f}}}}}",
+    fmt::format_to(buf_it, ",\n{{\"name\":\"power (W)\",\"ph\":\"C\",\"ts\":{},\"pid\":{},\"args\":{{\"W\":{:.1f}}}}}",
                    to_us(d.time), d.rank, d.watts);
-    fmt::format_to(std::back_inserter(buf), ",\n{{\"name\":\"clock (MHz)\",\"ph\":\"C\",\"ts\":{},\"pid\":{},\"args\":{{\"MHz\":{:.0f}}}}}",
+    fmt::format_to(buf_it, ",\n{{\"name\":\"clock (MHz)\",\"ph\":\"C\",\"ts\":{},\"pid\":{},\"args\":{{\"MHz\":{:.0f}}}}}",
                    to_us(d.time), d.rank, d.clock_mhz);
-    fmt::format_to(std::back_inserter(buf),
+    fmt::format_to(buf_it,
                    ",\n{{\"name\":\"temperature (C)\",\"ph\":\"C\",\"ts\":{},\"pid\":{},\"args\":{{\"C\":{:.2f}}}}}",
                    to_us(d.time), d.rank, d.temp_c);
   }
   samples_.clear();
   samples_.shrink_to_fit();
-  if (first && buf.size() > 2) out.append(buf.data() + 2, buf.size() - 2);  // no leading ",\n"
-  else out.append(buf.data(), buf.size());
+  if (first && out.size() > slices_at + 2) out.erase(slices_at, 2);  // no leading ",\n"
   out += "\n],\n\"displayTimeUnit\":\"ms\",\n";
   Json other{{"graph", graph.name},
              {"total_ranks", graph.total_ranks()},
@@ -167,7 +170,9 @@ std::string ChromeTraceWriter::json() const {
 void ChromeTraceWriter::write(const std::string& path) const {
   std::ofstream f(path, std::ios::binary);
   if (!f) throw core::Error(core::ErrorKind::io, fmt::format("cannot write trace '{}'", path));
-  const std::string j = json();
+  // Not json(): that copies, and the trace can be a gigabyte.
+  static const std::string empty = "{\"traceEvents\":[]}\n";
+  const std::string& j = json_.empty() ? empty : json_;
   f.write(j.data(), static_cast<std::streamsize>(j.size()));
   f.close();
   if (!f) throw core::Error(core::ErrorKind::io, fmt::format("error writing trace '{}'", path));
