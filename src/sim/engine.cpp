@@ -188,7 +188,8 @@ class Engine {
   std::vector<GroupId> bind_;
   // Per rank and stream (key = (slot << shift_) + stream).
   std::vector<std::uint32_t> head_, stream_end_;
-  std::vector<std::uint32_t> key_first_;  // the stream's first template op (its records' origin)
+  std::vector<std::uint32_t> key_first_;
+  std::vector<Time> started_;  // when the stream's running compute op started  // the stream's first template op (its records' origin)
   std::vector<char> busy_;
   std::vector<Record> recs_;
   std::vector<std::uint32_t> ring_at_, ring_mask_;
@@ -286,6 +287,7 @@ void Engine::setup(const hw::ComputeModel& compute) {
   const std::size_t nkeys = sim.size() << shift_;
   head_.resize(nkeys);
   key_first_.resize(nkeys);
+  started_.assign(nkeys, Time::zero());
   stream_end_.resize(nkeys);
   for (std::uint32_t slot = 0; slot < sim.size(); ++slot)
     for (std::uint32_t s = 0; s < nstreams_; ++s) {
@@ -610,16 +612,19 @@ void Engine::start_head(std::uint32_t key, std::uint32_t binding) {
   const TOp& t = tops_[top];
   busy_[key] = 1;
   const std::uint32_t slot = (key >> shift_);
-  Record& rec = put_record(key, top);
-  rec.top = top;
-  rec.binding = binding;
-  rec.posted = now_;
-  rec.start = now_;
-  rec.end = Time::max();
   if (!t.compute) {
+    // Only collectives keep records: the breakdown's walk stops at a compute op without reading
+    // its record, and a running kernel's start is kept per stream (started_).
+    Record& rec = put_record(key, top);
+    rec.top = top;
+    rec.binding = binding;
+    rec.posted = now_;
+    rec.start = now_;
+    rec.end = Time::max();
     arrive(key, top);
     return;
   }
+  started_[key] = now_;
   Time dur = kernel_time_[t.payload];
   ranks_[slot].flops += kernel_flops_[t.payload];
   if (t.on_compute_stream) {
@@ -682,7 +687,7 @@ void Engine::compute_done(std::uint32_t key) {
     if (run.top != top || run.end != now_) return;  // a completion superseded by a reschedule
     run.top = kNone;
     const Time base = run.base;
-    const Time took = now_ - record(slot, top).posted;
+    const Time took = now_ - started_[key];
     ranks_[slot].compute += took;
     if (took > base) ranks_[slot].interference += took - base;
   }
@@ -802,9 +807,13 @@ void Engine::finish_op(std::uint32_t key) {
   const std::uint32_t top = head_[key];
   const TOp& t = tops_[top];
   ++done_ops_;
-  Record& rec = record(slot, top);
-  rec.end = now_;
-  if (opt_.observer) opt_.observer->on_op(g_, OpSpan{orig(slot, top), rec.posted, rec.start, now_});
+  if (t.compute) {
+    if (opt_.observer) opt_.observer->on_op(g_, OpSpan{orig(slot, top), started_[key], started_[key], now_});
+  } else {
+    Record& rec = record(slot, top);
+    rec.end = now_;
+    if (opt_.observer) opt_.observer->on_op(g_, OpSpan{orig(slot, top), rec.posted, rec.start, now_});
+  }
   if (t.on_compute_stream && t.compute) {
     idle_since_[slot] = now_;
     if (power_.enabled()) {
