@@ -279,6 +279,8 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   r.simulator.events = events;
   r.simulator.ops = graph.op_count();
   r.simulator.simulated_ranks = static_cast<int>(graph.simulated_ranks().size());
+  r.simulator.stored_ranks = r.simulator.simulated_ranks - static_cast<int>(graph.replicas().size());
+  r.simulator.rank_classes = static_cast<int>(res.classes);
   r.simulator.fidelity = static_cast<int>(graph.simulated_ranks().size()) == devices ? "full" : "symmetric";
   if (e.cluster.thermal.any() && options.fidelity == plan::Fidelity::symmetric)
     r.simulator.fidelity_note = "full: cluster.thermal makes devices differ, so no rank stands for another";

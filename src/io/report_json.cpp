@@ -128,6 +128,8 @@ std::string report_to_json(const analysis::RunReport& r, bool include_volatile) 
   sim["fidelity"] = s.fidelity;
   if (!s.fidelity_note.empty()) sim["fidelity_note"] = s.fidelity_note;
   sim["simulated_ranks"] = s.simulated_ranks;
+  sim["stored_ranks"] = s.stored_ranks;
+  sim["rank_classes"] = s.rank_classes;
   sim["ops"] = s.ops;
   sim["events"] = s.events;
   if (include_volatile) {
@@ -259,8 +261,10 @@ std::string format_summary(const analysis::RunReport& r) {
   }
 
   const auto& s = r.simulator;
-  out += fmt::format("\nsimulated {} ops on {} ranks ({} fidelity), {} events in {:.2f} s\n", s.ops,
-                     s.simulated_ranks, s.fidelity.empty() ? "unknown" : s.fidelity, s.events, s.wall_s);
+  out += fmt::format("\nsimulated {} ops on {} ranks ({} fidelity; {} {} from {} {}), {} events in {:.2f} s\n", s.ops,
+                     s.simulated_ranks, s.fidelity.empty() ? "unknown" : s.fidelity, s.rank_classes,
+                     s.rank_classes == 1 ? "class" : "classes", s.stored_ranks, s.stored_ranks == 1 ? "stored rank" : "stored ranks",
+                     s.events, s.wall_s);
   return out;
 }
 

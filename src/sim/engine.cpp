@@ -949,6 +949,7 @@ EngineResult Engine::run() {
   res.ranks = std::move(ranks_);
   res.events = events;
   res.transfers = transfers_;
+  res.classes = static_cast<std::uint32_t>(classes_.size());
   if (opt_.observer) opt_.observer->on_end(g_, res.makespan);
   return res;
 }

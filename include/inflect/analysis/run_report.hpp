@@ -47,6 +47,8 @@ struct SimulatorStats {
   std::uint64_t events = 0;
   std::uint64_t ops = 0;
   int simulated_ranks = 0;
+  int stored_ranks = 0;  // simulated ranks whose ops the graph stores (the others are replicas of them)
+  int rank_classes = 0;  // templates the engine ran the simulated ranks from
   std::string fidelity;  // "full" | "symmetric"
   std::string fidelity_note;  // why the fidelity differs from the one asked for ("" when it does not)
 };

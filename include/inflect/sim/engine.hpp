@@ -55,6 +55,8 @@ struct EngineResult {
   std::vector<RankTimes> ranks;  // one per simulated rank, in graph order
   std::uint64_t events = 0;
   std::uint64_t transfers = 0;
+  /// Classes of identical ranks the engine ran from one template each.
+  std::uint32_t classes = 0;
   /// One per simulated rank when options.power has a model, else empty.
   std::vector<DevicePower> power;
 };
