@@ -43,7 +43,12 @@ int cmd_run(const RunArgs& a) {
   so.simulate_over_memory = a.ignore_memory;
   const bool write_files = !a.json || a.out_given;
   io::ChromeTraceWriter trace(a.trace_ranks);
-  if (write_files && !a.no_trace) so.observer = &trace;
+  if (write_files && !a.no_trace) {
+    // The trace goes to its file as it is formatted: a full-fidelity trace reaches a gigabyte.
+    make_dir(a.out_dir);
+    trace.stream_to((std::filesystem::path(a.out_dir) / "trace.json").string());
+    so.observer = &trace;
+  }
   analysis::RunReport r = analysis::simulate(e, so);
   const bool traced = !a.no_trace && r.simulated;
   if (write_files) {

@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include <iterator>
+#include <memory>
 
 #include "inflect/core/error.hpp"
 
@@ -47,6 +49,7 @@ void ChromeTraceWriter::on_begin(const workload::ExecutionGraph& graph) {
   spans_.clear();
   samples_.clear();
   json_.clear();
+  streamed_ = false;
 }
 
 void ChromeTraceWriter::on_device(const workload::ExecutionGraph& /*graph*/, const sim::DeviceSample& sample) {
@@ -82,6 +85,21 @@ void ChromeTraceWriter::on_end(const workload::ExecutionGraph& graph, core::Time
 
   // Events are dumped one by one so a trace of millions of slices never becomes one JSON tree.
   std::string out = "{\"traceEvents\":[\n";
+  // Streaming: what is formatted goes to the file in pieces of about 16 MB.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(nullptr, &std::fclose);
+  if (!stream_path_.empty()) {
+    file.reset(std::fopen(stream_path_.c_str(), "wb"));
+    if (!file) throw core::Error(core::ErrorKind::io, fmt::format("cannot write trace '{}'", stream_path_));
+  }
+  constexpr std::size_t kPiece = std::size_t{16} << 20;
+  bool flushed = false;
+  auto flush = [&] {
+    if (!file || out.empty()) return;
+    flushed = true;
+    if (std::fwrite(out.data(), 1, out.size(), file.get()) != out.size())
+      throw core::Error(core::ErrorKind::io, fmt::format("error writing trace '{}'", stream_path_));
+    out.clear();
+  };
   bool first = true;
   auto emit = [&](const Json& ev) {
     if (!first) out += ",\n";
@@ -104,10 +122,11 @@ void ChromeTraceWriter::on_end(const workload::ExecutionGraph& graph, core::Time
   auto quoted = [](const std::string& text) { return Json(text).dump(); };
   // Written straight into `out`, reserved for its size: a full-fidelity trace reaches a gigabyte,
   // and every regrowth or copy of that costs seconds (mostly faulting in fresh pages).
-  out.reserve(out.size() + spans_.size() * 440 + samples_.size() * 3 * 100 + 4096);
+  out.reserve(file ? kPiece + 4096 : out.size() + spans_.size() * 440 + samples_.size() * 3 * 100 + 4096);
   const std::size_t slices_at = out.size();
   auto buf_it = std::back_inserter(out);
   for (const auto& slice : spans_) {
+    if (out.size() > kPiece) flush();
     const auto& sp = slice.span;
     const auto& op = slice.op;
     const std::string name = quoted(op_label(graph, op));
@@ -140,6 +159,7 @@ void ChromeTraceWriter::on_end(const workload::ExecutionGraph& graph, core::Time
     return a.rank != b.rank ? a.rank < b.rank : a.time < b.time;
   });
   for (const auto& d : samples_) {
+    if (out.size() > kPiece) flush();
     fmt::format_to(buf_it, ",\n{{\"name\":\"power (W)\",\"ph\":\"C\",\"ts\":{},\"pid\":{},\"args\":{{\"W\":{:.1f}}}}}",
                    to_us(d.time), d.rank, d.watts);
     fmt::format_to(buf_it, ",\n{{\"name\":\"clock (MHz)\",\"ph\":\"C\",\"ts\":{},\"pid\":{},\"args\":{{\"MHz\":{:.0f}}}}}",
@@ -150,14 +170,20 @@ void ChromeTraceWriter::on_end(const workload::ExecutionGraph& graph, core::Time
   }
   samples_.clear();
   samples_.shrink_to_fit();
-  if (first && out.size() > slices_at + 2) out.erase(slices_at, 2);  // no leading ",\n"
+  if (first && !flushed && out.size() > slices_at + 2) out.erase(slices_at, 2);  // no leading ",\n"
   out += "\n],\n\"displayTimeUnit\":\"ms\",\n";
   Json other{{"graph", graph.name},
              {"total_ranks", graph.total_ranks()},
              {"ranks_in_trace", kept_.size()},
              {"makespan_us", to_us(makespan)}};
   out += "\"otherData\":" + other.dump() + "\n}\n";
-  json_ = std::move(out);
+  if (file) {
+    flush();
+    if (std::fclose(file.release()) != 0) throw core::Error(core::ErrorKind::io, fmt::format("error writing trace '{}'", stream_path_));
+    streamed_ = true;
+  } else {
+    json_ = std::move(out);
+  }
   spans_.clear();
   spans_.shrink_to_fit();
 }
@@ -168,6 +194,7 @@ std::string ChromeTraceWriter::json() const {
 }
 
 void ChromeTraceWriter::write(const std::string& path) const {
+  if (streamed_ && path == stream_path_) return;  // on_end wrote it
   std::ofstream f(path, std::ios::binary);
   if (!f) throw core::Error(core::ErrorKind::io, fmt::format("cannot write trace '{}'", path));
   // Not json(): that copies, and the trace can be a gigabyte.

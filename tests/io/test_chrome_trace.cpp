@@ -196,3 +196,24 @@ TEST_CASE("chrome_trace: power, clock and temperature counters per kept rank, in
   CHECK(c[5]["args"]["C"].get<double>() == 50);
   for (const auto& e : c) CHECK(e["pid"] == 0);
 }
+
+TEST_CASE("chrome_trace: streamed to a file it has the bytes json() would hold; a bad path is an io error") {
+  Fixture f1, f2;
+  inflect::io::ChromeTraceWriter held(0), streamed(0);
+  replay(held, f1);
+  const auto path = std::filesystem::temp_directory_path() / "inflect_test_trace_streamed.json";
+  streamed.stream_to(path.string());
+  replay(streamed, f2);
+  std::ifstream in(path, std::ios::binary);
+  const std::string back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(back == held.json());
+  streamed.write(path.string());  // already there: a no-op, not an empty trace over it
+  std::ifstream again(path, std::ios::binary);
+  CHECK(std::string((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>()) == held.json());
+  std::filesystem::remove(path);
+
+  Fixture f3;
+  inflect::io::ChromeTraceWriter bad(0);
+  bad.stream_to("/nonexistent-dir/trace.json");
+  CHECK_THROWS_AS(replay(bad, f3), inflect::core::Error);
+}

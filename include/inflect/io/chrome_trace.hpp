@@ -27,11 +27,17 @@ class ChromeTraceWriter : public sim::Observer {
   /// The trace JSON; valid after on_end (before it, a trace with no events). Deterministic: the
   /// same spans, in any arrival order, give the same bytes.
   std::string json() const;
-  /// Writes json() to `path`; throws core::Error(io) when it cannot.
+  /// Writes json() to `path`; throws core::Error(io) when it cannot. A no-op for the path the
+  /// trace was streamed to.
   void write(const std::string& path) const;
+  /// Makes on_end write the trace to `path` as it formats it, in pieces, instead of holding it
+  /// (a full-fidelity trace reaches a gigabyte); json() then stays the empty trace.
+  void stream_to(std::string path) { stream_path_ = std::move(path); }
 
  private:
   int max_ranks_;
+  std::string stream_path_;
+  bool streamed_ = false;
   std::vector<workload::RankId> kept_;  // sorted ranks whose ops are recorded
   struct Slice {
     sim::OpSpan span;
