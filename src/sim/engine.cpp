@@ -86,16 +86,14 @@ class Engine {
     std::uint32_t nroles = 0;
     std::vector<std::uint32_t> top_of_local;  // the rank's j-th op (issue order) -> template op
   };
-  /// What the breakdown needs of a past op (see attribute_gap).
+  /// What the breakdown needs of a past collective op (see attribute_gap; compute ops keep none).
   struct Record {
     Time posted;                 // when it reached its stream head with deps done
-    Time start;                  // collective: when data began to move; compute: = posted
+    Time start;                  // when data began to move
     Time end = Time::max();      // when it finished
     std::uint32_t top = kNone;   // which op (template index; the ring is per rank and stream)
     std::uint32_t binding = kNone;  // the op that released it (template index, same rank)
   };
-  /// Each stream's ring is a power-of-two block of recs_: op at stream position p sits at
-  /// ring_at_[key] + (p & ring_mask_[key]). One pool, so neighbouring streams share cache lines.
   struct Instance {
     std::uint32_t top = 0;     // the first arrival's template op (kind, bytes, dim)
     GroupId group = 0;
@@ -188,9 +186,11 @@ class Engine {
   std::vector<GroupId> bind_;
   // Per rank and stream (key = (slot << shift_) + stream).
   std::vector<std::uint32_t> head_, stream_end_;
-  std::vector<std::uint32_t> key_first_;
-  std::vector<Time> started_;  // when the stream's running compute op started  // the stream's first template op (its records' origin)
+  std::vector<std::uint32_t> key_first_;  // the stream's first template op (its records' origin)
+  std::vector<Time> started_;             // when the stream's running compute op started
   std::vector<char> busy_;
+  // Each stream's ring is a power-of-two block of recs_: op at stream position p sits at
+  // ring_at_[key] + (p & ring_mask_[key]). One pool, so neighbouring streams share cache lines.
   std::vector<Record> recs_;
   std::vector<std::uint32_t> ring_at_, ring_mask_;
   std::vector<std::uint32_t> comm_active_;  // per slot: collectives moving data now
@@ -493,16 +493,11 @@ bool Engine::matches(const RankClass& c, std::uint32_t slot) {
       if (a.payload != b.payload) return fail();
       continue;
     }
-    if (a.payload == b.payload) {
-      // The same collective, hence the same group: only a rank calling its own group can do that.
-      const std::uint32_t role = tops_[c.top_of_local[j]].role;
-      if (bind_[bind + role] != kNone && bind_[bind + role] != colls[b.payload].group) return fail();
-      bind_[bind + role] = colls[b.payload].group;
-      continue;
-    }
-    const auto& ca = colls[a.payload];
     const auto& cb = colls[b.payload];
-    if (ca.kind != cb.kind || ca.dim != cb.dim || ca.bytes != cb.bytes) return fail();
+    if (a.payload != b.payload) {  // the same entry is the same call
+      const auto& ca = colls[a.payload];
+      if (ca.kind != cb.kind || ca.dim != cb.dim || ca.bytes != cb.bytes) return fail();
+    }
     const std::uint32_t role = tops_[c.top_of_local[j]].role;
     if (bind_[bind + role] == kNone) bind_[bind + role] = cb.group;
     else if (bind_[bind + role] != cb.group) return fail();
