@@ -149,36 +149,31 @@ bool ExecutionGraph::end_rank(RankId r) {
       rep.kept = ki;
       rep.offset = static_cast<std::uint32_t>(replica_ops_);
       rep.colls = std::move(colls);
-      expanded_first_.push_back(static_cast<OpId>(expanded_total_before(b)));
+      rep.expanded_first = static_cast<OpId>(expanded_total_before(b));
       replica_ops_ += count;
       if (b < e) deps_.resize(ops_[b].dep_begin);
       ops_.resize(b);
-      replica_entry_.push_back(static_cast<std::uint32_t>(rank_order_.size()));
-      rank_order_.push_back(~static_cast<std::uint32_t>(replicas_.size()));
       replicas_.push_back(std::move(rep));
       return true;
     }
   }
   const auto ki = static_cast<std::uint32_t>(kept_.size());
-  kept_.push_back(KeptRank{r, static_cast<OpId>(b), count, std::move(colls)});
+  kept_.push_back(KeptRank{r, static_cast<OpId>(b), count, std::move(colls), static_cast<OpId>(expanded_total_before(b))});
   kept_by_count_[count].push_back(ki);
-  expanded_first_.push_back(static_cast<OpId>(expanded_total_before(b)));
-  kept_entry_.push_back(static_cast<std::uint32_t>(rank_order_.size()));
-  rank_order_.push_back(ki);
   rank_mark_ = e;
   return false;
 }
 
 OpId ExecutionGraph::expanded_id(OpId id) const {
   if (id >= ops_.size()) {
-    const std::size_t ri = replica_at(replicas_, id - ops_.size());
-    return expanded_first_[replica_entry_[ri]] + (id - static_cast<OpId>(ops_.size()) - replicas_[ri].offset);
+    const Replica& rep = replicas_[replica_at(replicas_, id - ops_.size())];
+    return rep.expanded_first + (id - static_cast<OpId>(ops_.size()) - rep.offset);
   }
   if (id >= rank_mark_) return static_cast<OpId>(expanded_total_before(rank_mark_) + (id - rank_mark_));
   // The kept rank holding it: kept ranks are in ops() in order.
   auto it = std::upper_bound(kept_.begin(), kept_.end(), id, [](OpId x, const KeptRank& k) { return x < k.first; });
   const auto ki = static_cast<std::size_t>(it - kept_.begin()) - 1;
-  return expanded_first_[kept_entry_[ki]] + (id - kept_[ki].first);
+  return kept_[ki].expanded_first + (id - kept_[ki].first);
 }
 
 std::uint32_t ExecutionGraph::replica_slot_of(const Replica& rep, std::uint32_t kept_payload) const {
@@ -221,34 +216,19 @@ ExecutionGraph ExecutionGraph::expanded() const {
   g.collectives_ = collectives_;
   g.groups_ = groups_;
   g.meta_ = meta_;
-  g.reserve(op_count(), deps_.size());
-  std::vector<OpId> now(ops_.size());  // kept op -> its id in g
+  // Place every op at its expanded_id (op() and op_deps() already write replicas out), then add
+  // them in that order.
+  const std::size_t n = op_count();
+  std::vector<OpId> at(n);  // expanded id -> id here
+  for (OpId id = 0; id < n; ++id) at[expanded_id(id)] = id;
+  g.reserve(n, deps_.size());
   std::vector<OpId> deps;
-  auto copy_kept = [&](std::size_t from, std::size_t to) {
-    for (std::size_t i = from; i < to; ++i) {
-      const Op& o = ops_[i];
-      deps.clear();
-      for (OpId d : this->deps(static_cast<OpId>(i))) deps.push_back(now[d]);
-      now[i] = g.add_op(o.rank, o.stream, o.type, o.payload, o.phase, o.layer, o.micro_batch, deps);
-    }
-  };
-  for (std::uint32_t entry : rank_order_) {
-    if (entry < kept_.size() && (entry & 0x80000000u) == 0) {
-      copy_kept(kept_[entry].first, kept_[entry].first + kept_[entry].count);
-      continue;
-    }
-    const Replica& rep = replicas_[~entry];
-    const KeptRank& k = kept_[rep.kept];
-    const auto first = static_cast<OpId>(g.ops_.size());
-    for (std::uint32_t j = 0; j < k.count; ++j) {
-      Op o = ops_[k.first + j];
-      if (o.type == OpType::collective) o.payload = replica_slot_of(rep, o.payload);
-      deps.clear();
-      for (OpId d : this->deps(k.first + j)) deps.push_back(first + (d - k.first));
-      g.add_op(rep.rank, o.stream, o.type, o.payload, o.phase, o.layer, o.micro_batch, deps);
-    }
+  for (const OpId id : at) {
+    const Op o = op(id);
+    deps.clear();
+    for (OpId d : op_deps(id)) deps.push_back(expanded_id(d));
+    g.add_op(o.rank, o.stream, o.type, o.payload, o.phase, o.layer, o.micro_batch, deps);
   }
-  copy_kept(rank_mark_, ops_.size());  // ops added after the last end_rank
   return g;
 }
 

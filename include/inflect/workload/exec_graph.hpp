@@ -80,6 +80,7 @@ struct Replica {
   RankId rank = 0;
   std::uint32_t kept = 0;    // index into kept_ranks()
   std::uint32_t offset = 0;  // its ops are OpIds kept_ops + offset ... (see ExecutionGraph::op)
+  OpId expanded_first = 0;   // its first op's id in ExecutionGraph::expanded()
   /// The i-th distinct collective the kept rank calls (in first-use order) is colls[i] here: the
   /// same kind, dim, bytes and name on this rank's group.
   std::vector<std::uint32_t> colls;
@@ -92,6 +93,7 @@ struct KeptRank {
   OpId first = 0;
   std::uint32_t count = 0;
   std::vector<std::uint32_t> colls;
+  OpId expanded_first = 0;  // its first op's id in ExecutionGraph::expanded()
 };
 
 /// The op and dependency arrays reach hundreds of megabytes on 16k-rank graphs: huge pages cut
@@ -196,12 +198,9 @@ class ExecutionGraph {
   OpVector ops_;
   OpIdVector deps_;
   std::map<std::string, double> meta_;
-  // Ranks declared by end_rank, in order: kept ones (index into kept_) and replicas (~index).
+  // Ranks declared by end_rank; each knows where it starts in expanded(), whose order is theirs.
   std::vector<KeptRank> kept_;
   std::vector<Replica> replicas_;
-  std::vector<std::uint32_t> rank_order_;
-  std::vector<OpId> expanded_first_;  // per rank_order_ entry: its first op's id in expanded()
-  std::vector<std::uint32_t> kept_entry_, replica_entry_;  // their entries in rank_order_
   std::size_t replica_ops_ = 0;
   std::size_t rank_mark_ = 0;  // ops before this belong to ranks already ended
   std::map<std::uint32_t, std::vector<std::uint32_t>> kept_by_count_;
