@@ -27,6 +27,8 @@ using workload::Phase;
 using workload::RankId;
 
 
+constexpr std::uint32_t kNoColl = 0xffffffffu;  // "not found" for a collective id
+
 /// Kernels that run back to back on the compute stream between two communication points.
 struct Block {
   std::vector<std::uint32_t> kernels;
@@ -80,6 +82,10 @@ class Compiler {
   bool flows_up(int chunk) const;  // does the boundary chunk -> next(chunk) carry data to rank - 1?
 
   void emit_rank(RankId r);
+  std::uint64_t group_key(GroupType type, RankId r, int chunk) const;
+  struct StageRecording;
+  void finish_recording(StageRecording& rec);
+  bool replay(RankId r, const StageRecording& rec);
   void forward_ops(RankId r, int mb, int chunk, StepOps& out);
   void layer_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& out);
   void backward_ops(RankId r, int mb, int chunk, bool with_weights, bool last, StepOps& out);
@@ -172,6 +178,35 @@ class Compiler {
   bool has_dp_ = false;
   std::vector<OpId> ids_a_, ids_b_;  // op ids of the step(s) being issued, by position
   std::vector<OpId> deps_;           // scratch: a chain plus the op it waits for
+
+  // Full fidelity, stage replay (CompileOptions::replay_stage_ranks). emit_rank depends on its
+  // rank only through the rank's pipeline stage and the process groups it asks for (group(), by
+  // type, chunk and a rank that is the emitting rank or one at fixed coordinate offsets from it:
+  // its TP/CP ring predecessor, its peer in another stage). So each stage's first rank is
+  // emitted while its requests are recorded — each group request as the offset of the asked-for
+  // rank from the emitting one, each collective with the group it got — and the stage's other
+  // ranks replay them from their own coordinates, in the same order, so that the same groups and
+  // collectives are created with the same ids as emitting them would; they are added to the graph
+  // as replicas (ExecutionGraph::add_replica) without their ops. A replay whose groups would not
+  // correspond one-to-one falls back to emitting the rank.
+  struct GroupAsk {
+    GroupType type;
+    int chunk;
+    Coords offset;  // of the asked-for rank from the emitting rank, per dimension, modulo its size
+    GroupId got;    // what the emitting rank got
+  };
+  struct StageRecording {
+    bool usable = false;
+    std::vector<GroupAsk> groups;                          // distinct, in first-ask order
+    std::vector<std::pair<CollKey, std::uint32_t>> colls;  // distinct, in first-ask order
+    std::uint32_t kept = 0;                                // the kept rank the stage's ranks copy
+    std::vector<std::uint32_t> kept_colls;  // the emitted rank's counterparts of that rank's collectives
+  };
+  std::vector<StageRecording> stage_recordings_;
+  StageRecording* recording_ = nullptr;
+  RankId recording_rank_ = 0;
+  std::unordered_map<std::uint64_t, char> recorded_groups_;
+  std::unordered_map<CollKey, char, CollKeyHash> recorded_colls_;
 };
 
 Block Compiler::add_block(const std::string& name, const std::vector<workload::KernelSpec>& ks) {
@@ -278,17 +313,36 @@ GroupId Compiler::group(GroupType type, RankId r, int chunk) {
   // asks for a rank's groups once per collective op (millions of times in full fidelity).
   const std::uint64_t rank_key =
       (static_cast<std::uint64_t>(type) << 48) | (static_cast<std::uint64_t>(chunk) << 32) | static_cast<std::uint64_t>(r);
-  if (auto m = by_rank_.find(rank_key); m != by_rank_.end()) return m->second;
-  const GroupId id = group_uncached(type, r, chunk);
-  by_rank_[rank_key] = id;
+  GroupId id;
+  if (auto m = by_rank_.find(rank_key); m != by_rank_.end()) {
+    id = m->second;
+  } else {
+    id = group_uncached(type, r, chunk);
+    by_rank_[rank_key] = id;
+  }
+  if (recording_ && recorded_groups_.emplace(rank_key, 0).second) {
+    const Coords at = mesh_->coords(recording_rank_), to = mesh_->coords(r);
+    Coords offset;
+    for (Dim d : {Dim::tp, Dim::cp, Dim::pp, Dim::dp}) {
+      const int n = mesh_->size(d);
+      offset.set(d, ((to.get(d) - at.get(d)) % n + n) % n);
+    }
+    recording_->groups.push_back(GroupAsk{type, chunk, offset, id});
+  }
   return id;
+}
+
+// The key group_uncached files a group under: groups with the same key are the same group.
+std::uint64_t Compiler::group_key(GroupType type, RankId r, int chunk) const {
+  const bool pp = type == kPpAct || type == kPpGrad || type == kCpRing || type == kTpRing;  // pairs named by their sender
+  const RankId b = pp ? r : members(type, r, chunk).front();
+  return (static_cast<std::uint64_t>(type) << 48) | (static_cast<std::uint64_t>(chunk) << 32) | static_cast<std::uint64_t>(b);
 }
 
 GroupId Compiler::group_uncached(GroupType type, RankId r, int chunk) {
   const bool pp = type == kPpAct || type == kPpGrad || type == kCpRing || type == kTpRing;  // pairs named by their sender
-  const RankId b = pp ? r : members(type, r, chunk).front();
-  const std::uint64_t key =
-      (static_cast<std::uint64_t>(type) << 48) | (static_cast<std::uint64_t>(chunk) << 32) | static_cast<std::uint64_t>(b);
+  const std::uint64_t key = group_key(type, r, chunk);
+  const RankId b = static_cast<RankId>(key & 0xffffffffu);
   auto it = groups_.find(key);
   if (it != groups_.end()) return it->second;
   workload::Group grp;
@@ -333,17 +387,23 @@ std::uint32_t Compiler::collective(CollectiveKind k, ParallelDim d, GroupId grp,
   const CollKey key{name, grp, bytes, static_cast<int>(k), static_cast<int>(d)};
   // A rank asks for the same few collectives over and over (each layer's TP gathers and
   // scatters): a small cache of the latest answers skips hashing for most of the millions of calls.
-  for (const auto& [ck, id] : recent_colls_)
-    if (ck == key) return id;
-  std::uint32_t id;
-  if (auto it = colls_.find(key); it != colls_.end()) {
-    id = it->second;
-  } else {
-    id = g_.add_collective(workload::Collective{k, d, grp, core::Bytes(bytes), name});
-    colls_[key] = id;
+  std::uint32_t id = kNoColl;
+  for (const auto& [ck, cid] : recent_colls_)
+    if (ck == key) {
+      id = cid;
+      break;
+    }
+  if (id == kNoColl) {
+    if (auto it = colls_.find(key); it != colls_.end()) {
+      id = it->second;
+    } else {
+      id = g_.add_collective(workload::Collective{k, d, grp, core::Bytes(bytes), name});
+      colls_[key] = id;
+    }
+    recent_colls_[next_recent_coll_] = {key, id};
+    next_recent_coll_ = (next_recent_coll_ + 1) % recent_colls_.size();
   }
-  recent_colls_[next_recent_coll_] = {key, id};
-  next_recent_coll_ = (next_recent_coll_ + 1) % recent_colls_.size();
+  if (recording_ && recorded_colls_.emplace(key, 0).second) recording_->colls.emplace_back(key, id);
   return id;
 }
 
@@ -865,6 +925,53 @@ void Compiler::emit_rank(RankId r) {
   issue_step(r, a, frontier);
 }
 
+// The stage's first rank has been emitted and ended: note which kept rank the stage's ranks will
+// copy and what the emitted rank's collectives are in that rank's terms; the recording is usable
+// if every collective's group came from a recorded group request.
+void Compiler::finish_recording(StageRecording& rec) {
+  if (!g_.replicas().empty() && g_.replicas().back().rank == recording_rank_) {
+    rec.kept = g_.replicas().back().kept;
+    rec.kept_colls = g_.replicas().back().colls;
+  } else {
+    rec.kept = static_cast<std::uint32_t>(g_.kept_ranks().size() - 1);
+    rec.kept_colls = g_.kept_ranks().back().colls;
+  }
+  std::unordered_map<GroupId, char> got;
+  for (const GroupAsk& a : rec.groups) got.emplace(a.got, 0);
+  std::unordered_map<std::uint32_t, char> asked;
+  for (const auto& [key, id] : rec.colls) asked.emplace(id, 0);
+  rec.usable = std::all_of(rec.colls.begin(), rec.colls.end(), [&](const auto& c) { return got.count(c.first.group) > 0; }) &&
+               std::all_of(rec.kept_colls.begin(), rec.kept_colls.end(), [&](std::uint32_t c) { return asked.count(c) > 0; });
+}
+
+// Adds rank r as a replica of its stage's recording, asking for the groups and collectives that
+// emitting it would have asked for, in the same order. Returns false, having created nothing,
+// when r's groups would not correspond one-to-one to the recorded rank's.
+bool Compiler::replay(RankId r, const StageRecording& rec) {
+  const Coords at = mesh_->coords(r);
+  std::vector<RankId> asked(rec.groups.size());
+  std::unordered_map<GroupId, std::uint64_t> fwd;
+  std::unordered_map<std::uint64_t, GroupId> bwd;
+  for (std::size_t i = 0; i < rec.groups.size(); ++i) {
+    const GroupAsk& a = rec.groups[i];
+    Coords to;
+    for (Dim d : {Dim::tp, Dim::cp, Dim::pp, Dim::dp}) to.set(d, (at.get(d) + a.offset.get(d)) % mesh_->size(d));
+    asked[i] = mesh_->rank(to);
+    const std::uint64_t key = group_key(a.type, asked[i], a.chunk);
+    if (fwd.emplace(a.got, key).first->second != key || bwd.emplace(key, a.got).first->second != a.got) return false;
+  }
+  std::unordered_map<GroupId, GroupId> groups;
+  for (std::size_t i = 0; i < rec.groups.size(); ++i) groups[rec.groups[i].got] = group(rec.groups[i].type, asked[i], rec.groups[i].chunk);
+  std::unordered_map<std::uint32_t, std::uint32_t> colls;
+  for (const auto& [key, id] : rec.colls)
+    colls[id] = collective(static_cast<CollectiveKind>(key.kind), static_cast<ParallelDim>(key.dim), groups.at(key.group), key.bytes, key.name);
+  std::vector<std::uint32_t> mine;
+  mine.reserve(rec.kept_colls.size());
+  for (std::uint32_t c : rec.kept_colls) mine.push_back(colls.at(c));
+  g_.add_replica(r, rec.kept, std::move(mine));
+  return true;
+}
+
 CompiledPlan Compiler::run() {
   check_plan(e_);
   dp_ = derive_dp(e_);
@@ -1036,12 +1143,28 @@ CompiledPlan Compiler::run() {
     reps.assign(sim.size(), static_cast<std::uint32_t>(p_.tp * p_.cp * dp_));
   }
   g_.set_ranks(mesh_->ranks(), sim, reps);
+  const bool replay_stages = o_.fidelity == Fidelity::full && o_.replay_stage_ranks;
+  stage_recordings_.assign(static_cast<std::size_t>(p_.pp), StageRecording{});
+  std::vector<char> stage_recorded(static_cast<std::size_t>(p_.pp), 0);
   for (std::size_t i = 0; i < sim.size(); ++i) {
+    const auto stage = static_cast<std::size_t>(mesh_->coords(sim[i]).pp);
+    // Full fidelity: a stage's later ranks replay its first rank's requests (see StageRecording).
+    if (replay_stages && stage_recordings_[stage].usable && replay(sim[i], stage_recordings_[stage])) continue;
+    const bool record = replay_stages && !stage_recorded[stage];
+    if (record) {
+      stage_recorded[stage] = 1;
+      recording_ = &stage_recordings_[stage];
+      recording_rank_ = sim[i];
+      recorded_groups_.clear();
+      recorded_colls_.clear();
+    }
     emit_rank(sim[i]);
+    recording_ = nullptr;
     // Full fidelity: a rank whose ops copy an earlier rank's (on its own groups) is stored as a
     // replica of it, so the graph holds each class of ranks once (ExecutionGraph::end_rank).
     if (o_.fidelity == Fidelity::full) {
       g_.end_rank(sim[i]);
+      if (record) finish_recording(stage_recordings_[stage]);
       continue;
     }
     if (i == 0 && sim.size() > 1) {

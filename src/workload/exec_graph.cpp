@@ -164,6 +164,41 @@ bool ExecutionGraph::end_rank(RankId r) {
   return false;
 }
 
+void ExecutionGraph::add_replica(RankId r, std::uint32_t kept, std::vector<std::uint32_t> colls) {
+  auto fail = [&](const std::string& what) {
+    throw core::Error(core::ErrorKind::input, fmt::format("add_replica({}): {}", r, what));
+  };
+  if (rank_mark_ != ops_.size()) fail(fmt::format("{} ops were added since the last end_rank", ops_.size() - rank_mark_));
+  if (kept >= kept_.size()) fail(fmt::format("kept rank {} of {}", kept, kept_.size()));
+  const KeptRank& k = kept_[kept];
+  if (colls.size() != k.colls.size()) fail(fmt::format("{} collectives for a kept rank with {}", colls.size(), k.colls.size()));
+  std::map<GroupId, GroupId> fwd, bwd;
+  for (std::size_t i = 0; i < colls.size(); ++i) {
+    if (colls[i] >= collectives_.size()) fail(fmt::format("collective {} of {}", colls[i], collectives_.size()));
+    const Collective& x = collectives_[k.colls[i]];
+    const Collective& y = collectives_[colls[i]];
+    if (x.kind != y.kind || x.dim != y.dim || x.bytes != y.bytes || x.name != y.name)
+      fail(fmt::format("collective {} ('{}') does not copy the kept rank's {} ('{}')", colls[i], y.name, k.colls[i], x.name));
+    auto [f, fnew] = fwd.emplace(x.group, y.group);
+    auto [b, bnew] = bwd.emplace(y.group, x.group);
+    if (f->second != y.group || b->second != x.group)
+      fail(fmt::format("collective '{}': groups {} and {} do not correspond one-to-one", y.name, x.group, y.group));
+    if (fnew) {
+      const auto& members = groups_[y.group].members;
+      if (std::find(members.begin(), members.end(), r) == members.end())
+        fail(fmt::format("collective '{}': rank {} is not a member of group {}", y.name, r, y.group));
+    }
+  }
+  Replica rep;
+  rep.rank = r;
+  rep.kept = kept;
+  rep.offset = static_cast<std::uint32_t>(replica_ops_);
+  rep.colls = std::move(colls);
+  rep.expanded_first = static_cast<OpId>(expanded_total_before(ops_.size()));
+  replica_ops_ += k.count;
+  replicas_.push_back(std::move(rep));
+}
+
 OpId ExecutionGraph::expanded_id(OpId id) const {
   if (id >= ops_.size()) {
     const Replica& rep = replicas_[replica_at(replicas_, id - ops_.size())];

@@ -136,3 +136,43 @@ TEST_CASE("end_rank keeps a rank that differs in a collective's size, its groups
     CHECK_THROWS_AS(t.g.end_rank(1), core::Error);
   }
 }
+
+TEST_CASE("add_replica adds a known copy as end_rank would, and refuses what is not one") {
+  // Built by end_rank (every rank emitted) and by add_replica (only rank 0 emitted), the graphs
+  // must be the same.
+  Pairs a, b;
+  for (int r = 0; r < 4; ++r) {
+    a.rank(r, a.coll[r / 2]);
+    a.g.end_rank(r);
+  }
+  b.rank(0, b.coll[0]);
+  b.g.end_rank(0);
+  for (int r = 1; r < 4; ++r) b.g.add_replica(r, 0, {b.coll[r / 2]});
+  REQUIRE(b.g.replicas().size() == a.g.replicas().size());
+  for (std::size_t i = 0; i < a.g.replicas().size(); ++i) {
+    CHECK(b.g.replicas()[i].rank == a.g.replicas()[i].rank);
+    CHECK(b.g.replicas()[i].colls == a.g.replicas()[i].colls);
+    CHECK(b.g.replicas()[i].offset == a.g.replicas()[i].offset);
+    CHECK(b.g.replicas()[i].expanded_first == a.g.replicas()[i].expanded_first);
+  }
+  CHECK(b.g.op_count() == 12);
+  b.g.validate();
+
+  Pairs t;
+  t.rank(0, t.coll[0]);
+  t.g.end_rank(0);
+  SUBCASE("a collective of another size") {
+    const auto big = t.g.add_collective(workload::Collective{CollectiveKind::all_gather, ParallelDim::tp, t.grp[1], core::Bytes(2e6), "ag"});
+    CHECK_THROWS_AS(t.g.add_replica(2, 0, {big}), core::Error);
+  }
+  SUBCASE("a group the rank is not in") { CHECK_THROWS_AS(t.g.add_replica(2, 0, {t.coll[0]}), core::Error); }
+  SUBCASE("the wrong number of collectives, or no such kept rank") {
+    CHECK_THROWS_AS(t.g.add_replica(1, 0, {}), core::Error);
+    CHECK_THROWS_AS(t.g.add_replica(1, 1, {t.coll[0]}), core::Error);
+  }
+  SUBCASE("ops added since the last end_rank") {
+    t.rank(1, t.coll[0]);
+    CHECK_THROWS_AS(t.g.add_replica(2, 0, {t.coll[1]}), core::Error);
+  }
+  CHECK(t.g.replicas().empty());
+}

@@ -23,6 +23,11 @@ struct CompileOptions {
   Fidelity fidelity = Fidelity::symmetric;
   /// One op per block between communication points (true) or one op per kernel (false).
   bool fuse_blocks = true;
+  /// Full fidelity: emit each pipeline stage's first rank and add the stage's other ranks as
+  /// replicas of it by replaying its process-group requests from their coordinates (true), or
+  /// emit every rank and let ExecutionGraph::end_rank compare (false). Same graph either way (a
+  /// test compares them); false is the reference the replay is checked against.
+  bool replay_stage_ranks = true;
 };
 
 struct CompiledPlan {

@@ -150,6 +150,12 @@ class ExecutionGraph {
   /// ranks is stored as its 16 distinct ranks, and the engine runs them from those templates.
   /// Returns whether `r` became a replica.
   bool end_rank(RankId r);
+  /// Adds rank `r` as a replica of kept rank `kept` (an index into kept_ranks()) without its ops:
+  /// `colls[i]` is r's counterpart of the kept rank's i-th collective (KeptRank::colls). For a
+  /// frontend that knows a rank copies another (the compiler's stage replay); the same checks as
+  /// end_rank's on the collectives (kind, dim, bytes, name; groups one-to-one; r a member of
+  /// each) throw core::Error(input) naming the first that fails. No ops may be pending.
+  void add_replica(RankId r, std::uint32_t kept, std::vector<std::uint32_t> colls);
   /// Ops of every rank, replicas included. Kept ops are ids [0, ops().size()), replicas' ops
   /// follow, replica by replica (op() and op_deps() serve both).
   std::size_t op_count() const { return ops_.size() + replica_ops_; }
