@@ -44,7 +44,7 @@ TEST_CASE("kneedle: a curve linear to x=4 then shallow has its knee at x=4") {
   CHECK(kneedle(x, y, 3.0).empty());
 }
 
-TEST_CASE("kneedle: straight and convex curves have no knee; too few points have none") {
+TEST_CASE("kneedle: straight and convex curves have no knee, too few points have none") {
   CHECK(kneedle({1, 2, 3, 4, 5}, {2, 4, 6, 8, 10}, 1.0).empty());    // d = 0 everywhere
   CHECK(kneedle({1, 2, 3, 4, 5}, {1, 2, 4, 8, 16}, 1.0).empty());    // d <= 0, no interior maximum
   CHECK(kneedle({1, 2}, {1, 5}, 1.0).empty());

@@ -210,7 +210,7 @@ TEST_CASE("symmetric fidelity equals full fidelity on symmetric inputs") {
   }
 }
 
-TEST_CASE("TP comm overlap never exposes more TP communication; on a TP-bound plan it shortens the step") {
+TEST_CASE("TP comm overlap never exposes more TP communication, on a TP-bound plan it shortens the step") {
   // Every small plan with sequence parallelism over tp > 1, with and without the overlap.
   int compared = 0;
   for (Config c : small_configs()) {
@@ -578,7 +578,7 @@ TEST_CASE("1F1B bubble on ideal links is (pp-1)/(m+pp-1) of the step") {
   CHECK(rel_diff(r1.breakdown.compute_s, r1.step_time_s) <= 1e-6);
 }
 
-TEST_CASE("every schedule on ideal links: step = compute + bubble; zero-bubble and interleaving shrink the bubble") {
+TEST_CASE("every schedule on ideal links: step = compute + bubble, zero-bubble and interleaving shrink the bubble") {
   // The ideal-link set-up of the 1F1B test above, with 16 layers so that interleaving (V = 2, 4)
   // and DualPipeV (2p chunks) divide them, 8 micro-batches (DualPipe needs m >= 2p).
   Config c = ideal_pipeline(16);

@@ -148,7 +148,7 @@ TEST_CASE("chrome_trace: sub-microsecond times are kept as fractions") {
   CHECK(xs[0]["dur"].get<double>() == doctest::Approx(1.5));
 }
 
-TEST_CASE("chrome_trace: same spans in any order give the same bytes; all ranks when uncapped") {
+TEST_CASE("chrome_trace: same spans in any order give the same bytes, all ranks when uncapped") {
   Fixture f1, f2;
   inflect::io::ChromeTraceWriter a(0), b(0);
   replay(a, f1);
@@ -158,7 +158,7 @@ TEST_CASE("chrome_trace: same spans in any order give the same bytes; all ranks 
   CHECK(xs.size() == 6);  // rank 2's backward GEMM is in
 }
 
-TEST_CASE("chrome_trace: before on_end it is an empty trace; write reports io errors") {
+TEST_CASE("chrome_trace: before on_end it is an empty trace, write reports io errors") {
   inflect::io::ChromeTraceWriter w;
   auto t = nlohmann::json::parse(w.json());
   CHECK(t["traceEvents"].empty());
@@ -197,7 +197,7 @@ TEST_CASE("chrome_trace: power, clock and temperature counters per kept rank, in
   for (const auto& e : c) CHECK(e["pid"] == 0);
 }
 
-TEST_CASE("chrome_trace: streamed to a file it has the bytes json() would hold; a bad path is an io error") {
+TEST_CASE("chrome_trace: streamed to a file it has the bytes json() would hold, a bad path is an io error") {
   Fixture f1, f2;
   inflect::io::ChromeTraceWriter held(0), streamed(0);
   replay(held, f1);

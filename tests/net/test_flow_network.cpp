@@ -104,7 +104,7 @@ TEST_CASE("flow network: two transfers that start together share the link") {
   CHECK(close_ps(when(r, b), ms(4)));
 }
 
-TEST_CASE("flow network: a transfer joining halfway slows the first; completions follow settled bytes") {
+TEST_CASE("flow network: a transfer joining halfway slows the first, completions follow settled bytes") {
   // Link 1 GB/s. A = 1e6 B starts at 0 alone: due at 1 ms.
   // At 0.5 ms B = 1e6 B starts. A has moved 1e9 * 0.5e-3 = 5e5 B, 5e5 B left at 0.5 GB/s:
   // 1 ms more, A due at 1.5 ms. B at 0.5 GB/s would be due at 0.5 + 2 = 2.5 ms.

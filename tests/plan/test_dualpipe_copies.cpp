@@ -51,7 +51,7 @@ plan::Experiment toy(plan::Schedule s, int zero) {
 
 }  // namespace
 
-TEST_CASE("DualPipe sums its two copies' gradients over each mirror pair; DualPipeV and 1F1B do not") {
+TEST_CASE("DualPipe sums its two copies' gradients over each mirror pair, DualPipeV and 1F1B do not") {
   const plan::Experiment e = toy(plan::Schedule::dualpipe, 1);
   const MirrorOps m = mirror_ops(e);
   CHECK(m.count == 8);  // one per rank

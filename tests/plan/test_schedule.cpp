@@ -178,7 +178,7 @@ TEST_CASE("activations in flight: interleaved stage 0 holds more than 1F1B's p m
   CHECK(peak_activation_layers(Schedule::one_f_one_b, 0, shape(4, 8, 1, 16)) == doctest::Approx(16));
 }
 
-TEST_CASE("dualpipe layout: two copies in opposite directions; dualpipev: a V on one copy") {
+TEST_CASE("dualpipe layout: two copies in opposite directions, dualpipev: a V on one copy") {
   auto d = pipeline_layout(Schedule::dualpipe, shape(4, 8, 1, 8));
   CHECK(d.chunks == 8);
   CHECK(d.duplicated_params);

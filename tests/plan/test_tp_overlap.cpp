@@ -80,7 +80,7 @@ TEST_CASE("tp_comm_overlap: a layer's forward has tp ring hops under tp GEMM sli
   CHECK(c.summary.find("sp tp-overlap") != std::string::npos);
 }
 
-TEST_CASE("tp_comm_overlap: backward gathers by ring under input-gradient slices; the reduce-scatter runs beside the weight gradient") {
+TEST_CASE("tp_comm_overlap: backward gathers by ring under input-gradient slices, the reduce-scatter runs beside the weight gradient") {
   const plan::CompiledPlan c = plan::compile(overlap_experiment(true));
   const auto& g = c.graph;
   int hops = 0, rs = 0, rs_side = 0;
@@ -113,7 +113,7 @@ TEST_CASE("tp_comm_overlap: backward gathers by ring under input-gradient slices
   CHECK(rs_side == 2);
 }
 
-TEST_CASE("tp_comm_overlap: the slices add up to the same FLOPs; memory adds TE's ten userbuffers") {
+TEST_CASE("tp_comm_overlap: the slices add up to the same FLOPs, memory adds TE's ten userbuffers") {
   const plan::CompiledPlan on = plan::compile(overlap_experiment(true));
   const plan::CompiledPlan off = plan::compile(overlap_experiment(false));
   CHECK(total_flops(on) == doctest::Approx(total_flops(off)).epsilon(1e-12));

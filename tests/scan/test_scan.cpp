@@ -269,7 +269,7 @@ TEST_CASE("scan runner: shards are disjoint and merge to the single-process resu
   CHECK_THROWS_AS(scan::merge_scans({s1.string(), od.string()}, m.string()), core::Error);
 }
 
-TEST_CASE("scan reports: self-contained HTML with plots, Markdown with findings; re-rendered from the files") {
+TEST_CASE("scan reports: self-contained HTML with plots, Markdown with findings, re-rendered from the files") {
   const auto s = toy();
   const auto d = fresh_dir("report");
   scan::run_scan(s, d.string(), scan::ScanOptions{});

@@ -68,14 +68,16 @@ TEST_CASE("GPT layer forward FLOPs: 24bsh^2 + 4bs^2h less the causal half of att
         doctest::Approx(24 * b * s * h * h + 4 * b * s * s * h - 2 * b * s * s * h).epsilon(kExact));
 }
 
-TEST_CASE("backward GEMMs are twice the forward; flash attention backward is 2.5x") {
+TEST_CASE("backward GEMMs are twice the forward, flash attention backward is 2.5x") {
   // Each forward GEMM becomes a dgrad and a wgrad of the same 2mnk; FlashAttention-2's backward
   // does 5 matmuls against the forward's 2.
   for (const ModelSpec& m : {fixtures::gpt3_175b(), fixtures::llama3_70b()}) {
     LayerKernels lk = transformer_layer(m, shard(2, true, 1, 1, 4096));
     CHECK(flops_of(bwd(lk), KernelClass::gemm) ==
           doctest::Approx(2 * flops_of(fwd(lk), KernelClass::gemm)).epsilon(kExact));
-    CHECK(flops_of(bwd(lk), KernelClass::attention) ==
+    // The backward pass of fused attention is its own kernel class (its own efficiency curve).
+    CHECK(flops_of(bwd(lk), KernelClass::attention) == 0);
+    CHECK(flops_of(bwd(lk), KernelClass::attention_backward) ==
           doctest::Approx(2.5 * flops_of(fwd(lk), KernelClass::attention)).epsilon(kExact));
   }
 }
@@ -114,7 +116,7 @@ TEST_CASE("tensor parallelism divides every GEMM's FLOPs by tp exactly") {
   }
 }
 
-TEST_CASE("GQA narrows the QKV projection; context parallelism splits tokens and attention work") {
+TEST_CASE("GQA narrows the QKV projection, context parallelism splits tokens and attention work") {
   // llama3-70b, tp = 8: qkv n = (8192 + 2*8*128)/8 = 1280.
   // cp = 2, s = 8192: T = 8192/2 = 4096 local tokens; causal attention 2*b*s^2*h/(tp*cp) =
   // 2 * 8192^2 * 8192 / 16 = 68719476736.
