@@ -100,6 +100,8 @@ KernelPower PowerModel::calibrate(KernelPower k) const {
       break;
     }
   }
+  k.cal_w = 0;
+  k.cal_w = power_w(k, k.cal_level);
   return k;
 }
 
@@ -110,6 +112,7 @@ double PowerModel::time_scale(const KernelPower& k, int level) const {
 
 double PowerModel::power_w(const KernelPower& k, int level) const {
   if (k.t_cal_s <= 0) return idle_w_;
+  if (level == k.cal_level && k.cal_w > 0) return k.cal_w;
   const double t = k.t_cal_s * time_scale(k, level);
   return idle_w_ + (k.core_j * vsq_[static_cast<std::size_t>(level)] + k.hbm_j) / t;
 }

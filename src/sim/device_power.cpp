@@ -14,52 +14,33 @@ void DevicePowerTracker::reset(const PowerOptions& options, std::size_t slots) {
   if (!model_) return;
   core::check_invariant(options.devices.size() == slots, "one cooling entry per simulated device");
   core::check_invariant(options.thermal_step > core::Time::zero(), "thermal step must be positive");
+  comm_slowdown_ = 1 + opt_.comm_interference;
+  comm_w_ = model_->communication_w();
   const auto& th = model_->device().thermal;
   for (std::size_t i = 0; i < slots; ++i) {
-    state_[i].temp_c = options.devices[i].start_c;
-    state_[i].hot = options.devices[i].start_hot || state_[i].temp_c >= th.slowdown_c;
-    out_[i].peak_c = state_[i].temp_c;
-    out_[i].peak_w = model_->idle_w();
+    State& s = state_[i];
+    s.temp_c = options.devices[i].start_c;
+    s.hot = options.devices[i].start_hot || s.temp_c >= th.slowdown_c;
+    s.base_w = model_->idle_w() + model_->leakage_w(s.temp_c);
+    refresh(s);
+    s.peak_w = model_->idle_w();
+    out_[i].peak_c = s.temp_c;
   }
 }
 
-double DevicePowerTracker::current_w(const State& s) const {
-  const double base = model_->idle_w() + model_->leakage_w(s.temp_c);
-  if (!s.comm) return base + s.kernel_w;
-  return base + s.kernel_w / (1 + opt_.comm_interference) + model_->communication_w();
-}
-
-double DevicePowerTracker::power_w(std::uint32_t slot) const { return current_w(state_[slot]); }
+double DevicePowerTracker::power_w(std::uint32_t slot) const { return state_[slot].power_w; }
 
 double DevicePowerTracker::clock_mhz(std::uint32_t slot) const {
   const State& s = state_[slot];
   return s.level >= 0 ? model_->clock_mhz(s.level) : 0.0;
 }
 
-void DevicePowerTracker::settle(std::uint32_t slot, core::Time now) {
+void DevicePowerTracker::close_average(std::uint32_t slot, core::Time now) {
   State& s = state_[slot];
-  DevicePower& o = out_[slot];
-  if (now > s.last) {
-    const double dt = (now - s.last).seconds();
-    const double j = current_w(s) * dt;
-    o.energy_j += j;
-    s.window_j += j;
-    s.avg_j += j;
-    if (now - s.avg_start >= opt_.average_window) {
-      o.peak_avg_w = std::max(o.peak_avg_w, s.avg_j / (now - s.avg_start).seconds());
-      s.avg_start = now;
-      s.avg_j = 0;
-      s.avg_closed = true;
-    }
-    if (s.level >= 0) {
-      o.kernel_s += dt;
-      o.clock_mhz_s += model_->clock_mhz(s.level) * dt;
-      if (s.limit == hw::ClockLimit::power) o.power_limited_s += dt;
-      else if (s.limit == hw::ClockLimit::thermal) o.thermal_limited_s += dt;
-    }
-    s.last = now;
-  }
-  if (now - s.window_start >= opt_.thermal_step) update_temperature(slot, now);
+  out_[slot].peak_avg_w = std::max(out_[slot].peak_avg_w, s.avg_j / (now - s.avg_start).seconds());
+  s.avg_start = now;
+  s.avg_j = 0;
+  s.avg_closed = true;
 }
 
 void DevicePowerTracker::update_temperature(std::uint32_t slot, core::Time now) {
@@ -72,12 +53,24 @@ void DevicePowerTracker::update_temperature(std::uint32_t slot, core::Time now) 
   // Within a window the temperature moves monotonically towards coolant + P R, so its peak over
   // the window is at one of the ends; the start was counted by the window before.
   s.temp_c = hw::rc_step(s.temp_c, c.coolant_c, s.window_j / dt, c.resistance_c_per_w, c.capacitance_j_per_c, dt);
+  s.base_w = model_->idle_w() + model_->leakage_w(s.temp_c);
+  refresh(s);
   o.peak_c = std::max(o.peak_c, s.temp_c);
   if (s.temp_c >= th.shutdown_c) o.reached_shutdown = true;
   if (s.temp_c >= th.slowdown_c) s.hot = true;
   else if (s.hot && s.temp_c <= th.slowdown_c - th.hysteresis_c) s.hot = false;
   s.window_start = now;
   s.window_j = 0;
+}
+
+void DevicePowerTracker::count_kernel(std::uint32_t slot, core::Time now) {
+  const State& s = state_[slot];
+  DevicePower& o = out_[slot];
+  const double dt = (now - s.kernel_since).seconds();
+  o.kernel_s += dt;
+  o.clock_mhz_s += model_->clock_mhz(s.level) * dt;
+  if (s.limit == hw::ClockLimit::power) o.power_limited_s += dt;
+  else if (s.limit == hw::ClockLimit::thermal) o.thermal_limited_s += dt;
 }
 
 double DevicePowerTracker::kernel_start(std::uint32_t slot, core::Time now, const hw::KernelPower& k) {
@@ -92,7 +85,7 @@ double DevicePowerTracker::kernel_start(std::uint32_t slot, core::Time now, cons
     device_w -= leak;
     if (!s.comm) return device_w;
     const double idle = model_->idle_w();
-    return idle + (device_w - idle - model_->communication_w()) * (1 + opt_.comm_interference);
+    return idle + (device_w - idle - comm_w_) * (1 + opt_.comm_interference);
   };
   int level = opt_.cap_w >= model_->board_w() && leak == 0 ? k.cal_level : model_->level_under(k, kernel_budget(opt_.cap_w));
   s.limit = level < model_->top_level() ? hw::ClockLimit::power : hw::ClockLimit::none;
@@ -108,33 +101,46 @@ double DevicePowerTracker::kernel_start(std::uint32_t slot, core::Time now, cons
     }
   }
   s.level = level;
+  s.kernel_since = now;
   s.kernel_w = model_->power_w(k, level) - model_->idle_w();
-  out_[slot].peak_w = std::max(out_[slot].peak_w, current_w(s));
+  refresh(s);
+  s.peak_w = std::max(s.peak_w, s.power_w);
   return model_->time_scale(k, level);
 }
 
 void DevicePowerTracker::kernel_end(std::uint32_t slot, core::Time now) {
   settle(slot, now);
   State& s = state_[slot];
+  if (s.level >= 0) count_kernel(slot, now);
   s.level = -1;
   s.kernel_w = 0;
   s.limit = hw::ClockLimit::none;
+  refresh(s);
 }
 
 void DevicePowerTracker::communication(std::uint32_t slot, core::Time now, bool active) {
   settle(slot, now);
   State& s = state_[slot];
   s.comm = active;
-  out_[slot].peak_w = std::max(out_[slot].peak_w, current_w(s));
+  refresh(s);
+  s.peak_w = std::max(s.peak_w, s.power_w);
 }
 
 void DevicePowerTracker::finish(core::Time end) {
   for (std::uint32_t i = 0; i < state_.size(); ++i) {
     settle(i, end);
     update_temperature(i, end);
-    out_[i].end_c = state_[i].temp_c;
-    out_[i].end_hot = state_[i].hot;
-    if (!state_[i].avg_closed && end > core::Time::zero()) out_[i].peak_avg_w = out_[i].energy_j / end.seconds();
+    State& s = state_[i];
+    DevicePower& o = out_[i];
+    if (s.level >= 0) {
+      count_kernel(i, end);
+      s.kernel_since = end;
+    }
+    o.energy_j = s.energy_j;
+    o.peak_w = s.peak_w;
+    o.end_c = s.temp_c;
+    o.end_hot = s.hot;
+    if (!s.avg_closed && end > core::Time::zero()) o.peak_avg_w = o.energy_j / end.seconds();
   }
 }
 

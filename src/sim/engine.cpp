@@ -79,6 +79,7 @@ class Engine {
     std::uint8_t stream = 0;
     std::uint8_t compute = 0;            // a compute op
     std::uint8_t on_compute_stream = 0;  // ... on the stream whose idle time is attributed
+    workload::ParallelDim dim = workload::ParallelDim::dp;  // collective: its dimension (for the breakdown)
   };
   struct RankClass {
     std::uint32_t rep = 0;    // the slot whose ops define the template
@@ -127,7 +128,7 @@ class Engine {
   bool deps_done(std::uint32_t base, std::uint32_t top) const {
     for (std::uint32_t d = tops_[top].dep_begin, e = tops_[top + 1].dep_begin; d < e; ++d) {
       const std::uint32_t dep = tdeps_[d];
-      if (head_[base + tops_[dep].stream] <= dep) return false;
+      if (st_[base + tops_[dep].stream].head <= dep) return false;
     }
     return true;
   }
@@ -135,8 +136,8 @@ class Engine {
   Record& record(std::uint32_t slot, std::uint32_t top);
   void start_head(std::uint32_t key, std::uint32_t binding);  // head op is ready: start it
   void try_start(std::uint32_t key, std::uint32_t binding) {
-    const std::uint32_t top = head_[key];
-    if (busy_[key] || top >= stream_end_[key]) return;
+    const std::uint32_t top = st_[key].head;
+    if (st_[key].busy || top >= st_[key].end) return;
     if (!deps_done(key & ~smask_, top)) return;
     start_head(key, binding);
   }
@@ -178,23 +179,12 @@ class Engine {
   // Per class: its streams' first template ops and one past the last, nstreams_ + 1 entries.
   std::vector<std::uint32_t> tstream_begin_;
   std::uint32_t stream_first(std::uint32_t slot, std::uint32_t stream) const {
-    return tstream_begin_[class_of_[slot] * (nstreams_ + 1) + stream];
+    return tstream_begin_[sl_[slot].cls * (nstreams_ + 1) + stream];
   }
-  // Per rank.
-  std::vector<std::uint32_t> class_of_;
-  std::vector<std::uint32_t> bind_begin_;  // the rank's groups by role: bind_[bind_begin_[slot] + role]
-  std::vector<GroupId> bind_;
-  // Per rank and stream (key = (slot << shift_) + stream).
-  std::vector<std::uint32_t> head_, stream_end_;
-  std::vector<std::uint32_t> key_first_;  // the stream's first template op (its records' origin)
-  std::vector<Time> started_;             // when the stream's running compute op started
-  std::vector<char> busy_;
-  // Each stream's ring is a power-of-two block of recs_: op at stream position p sits at
-  // ring_at_[key] + (p & ring_mask_[key]). One pool, so neighbouring streams share cache lines.
-  std::vector<Record> recs_;
-  std::vector<std::uint32_t> ring_at_, ring_mask_;
-  std::vector<std::uint32_t> comm_active_;  // per slot: collectives moving data now
-  // Per slot: the compute-stream kernel in flight, for interference (comm_state_changed).
+  // Per rank and per (rank, stream), each in one struct: an event reads and writes most fields of
+  // its rank's and its stream's (head, busy, records, idle time, accumulators), so keeping them
+  // together costs one or two cache lines per event instead of one per field's array.
+  // The compute-stream kernel in flight, for interference (comm_state_changed).
   struct Running {
     std::uint32_t top = kNone;
     double left = 0;  // picoseconds of work at full speed still to do
@@ -203,7 +193,31 @@ class Engine {
     Time base;        // its duration without interference (at its clock)
     bool slowed = false;
   };
-  std::vector<Running> running_;
+  struct Slot {
+    RankTimes times;              // the breakdown's accumulators
+    Time idle_since;              // when the compute stream last went idle
+    Time last_end;                // when the rank's latest op finished ...
+    std::uint32_t last_top = kNone;  // ... and which
+    std::uint32_t comm_active = 0;   // collectives moving data now
+    std::uint32_t bind_begin = 0;    // the rank's groups by role: bind_[bind_begin + role]
+    std::uint32_t cls = kNone;       // its class
+    Running run;
+  };
+  struct Stream {  // key = (slot << shift_) + stream
+    std::uint32_t head = 0;       // the next op to run (template index)
+    std::uint32_t end = 0;        // one past the stream's last op
+    std::uint32_t first = 0;      // the stream's first template op (its records' origin)
+    std::uint32_t ring_at = 0;    // its record ring: op at stream position p is recs_[ring_at + (p & ring_mask)]
+    std::uint32_t ring_mask = 0;
+    std::uint32_t busy = 0;       // an op is running
+    Time started;                 // when the running compute op started
+  };
+  std::vector<Slot> sl_;
+  std::vector<Stream> st_;
+  std::vector<GroupId> bind_;
+  // Each stream's ring is a power-of-two block of recs_. One pool, so neighbouring streams share
+  // cache lines.
+  std::vector<Record> recs_;
   void schedule_running(std::uint32_t key);
   void comm_state_changed(std::uint32_t slot);
   void compute_done(std::uint32_t key);
@@ -237,10 +251,6 @@ class Engine {
   std::vector<std::uint32_t> transfer_owner_;
   std::vector<std::pair<net::FlowNetwork::TransferId, Time>> resched_;
   // Stats.
-  std::vector<RankTimes> ranks_;
-  std::vector<Time> idle_since_;
-  std::vector<std::uint32_t> last_top_;
-  std::vector<Time> last_end_;
   std::uint64_t done_ops_ = 0;
   std::uint64_t transfers_ = 0;
 };
@@ -255,6 +265,7 @@ void Engine::setup(const hw::ComputeModel& compute) {
   for (std::size_t i = 0; i < g_.stream_names().size(); ++i)
     if (g_.stream_names()[i] == opt_.compute_stream) compute_stream_ = static_cast<int>(i);
 
+  sl_.assign(sim.size(), Slot{});
   build_classes();
 
   kernel_time_.reserve(g_.kernels().size());
@@ -285,30 +296,21 @@ void Engine::setup(const hw::ComputeModel& compute) {
   lowered_of_group_.assign(groups.size(), {});
 
   const std::size_t nkeys = sim.size() << shift_;
-  head_.resize(nkeys);
-  key_first_.resize(nkeys);
-  started_.assign(nkeys, Time::zero());
-  stream_end_.resize(nkeys);
+  st_.assign(nkeys, Stream{});  // the padding streams stay empty (head == end)
   for (std::uint32_t slot = 0; slot < sim.size(); ++slot)
     for (std::uint32_t s = 0; s < nstreams_; ++s) {
-      head_[(slot << shift_) + s] = stream_first(slot, s);
-      key_first_[(slot << shift_) + s] = stream_first(slot, s);
-      stream_end_[(slot << shift_) + s] = stream_first(slot, s + 1);
+      st_[(slot << shift_) + s].head = stream_first(slot, s);
+      st_[(slot << shift_) + s].first = stream_first(slot, s);
+      st_[(slot << shift_) + s].end = stream_first(slot, s + 1);
     }
-  busy_.assign(nkeys, 0);
   constexpr std::uint32_t kRing = 4;
   recs_.assign(nkeys * kRing, Record{});
-  ring_at_.resize(nkeys);
-  for (std::size_t k = 0; k < nkeys; ++k) ring_at_[k] = static_cast<std::uint32_t>(k * kRing);
-  ring_mask_.assign(nkeys, kRing - 1);
+  for (std::size_t k = 0; k < nkeys; ++k) {
+    st_[k].ring_at = static_cast<std::uint32_t>(k * kRing);
+    st_[k].ring_mask = kRing - 1;
+  }
 
-  ranks_.resize(sim.size());
-  for (std::size_t i = 0; i < sim.size(); ++i) ranks_[i].rank = sim[i];
-  idle_since_.assign(sim.size(), Time::zero());
-  comm_active_.assign(sim.size(), 0);
-  running_.assign(sim.size(), Running{});
-  last_top_.assign(sim.size(), kNone);
-  last_end_.assign(sim.size(), Time::zero());
+  for (std::size_t i = 0; i < sim.size(); ++i) sl_[i].times.rank = sim[i];
   q_.reserve(sim.size() * 4 + 64);
 }
 
@@ -358,8 +360,6 @@ void Engine::build_classes() {
       local_ids_[fill[slot]++] = static_cast<OpId>(i);
     }
   }
-  class_of_.assign(nslots, kNone);
-  bind_begin_.assign(nslots, 0);
   // Room for the worst case (every rank its own class) without regrowing; only the part used is
   // ever touched, so a 21M-op graph of 16 classes pays for 16 ranks' worth.
   tops_.reserve(n + 1);
@@ -368,9 +368,9 @@ void Engine::build_classes() {
   tsucc_.reserve(g_.dep_storage().size());
   for (std::uint32_t slot = 0; slot < nslots; ++slot) {
     if (is_replica_[slot]) continue;
-    for (std::uint32_t c = 0; c < classes_.size() && class_of_[slot] == kNone; ++c)
-      if (classes_[c].nops == slot_count_[slot] && matches(classes_[c], slot)) class_of_[slot] = c;
-    if (class_of_[slot] == kNone) class_of_[slot] = build_class(slot);
+    for (std::uint32_t c = 0; c < classes_.size() && sl_[slot].cls == kNone; ++c)
+      if (classes_[c].nops == slot_count_[slot] && matches(classes_[c], slot)) sl_[slot].cls = c;
+    if (sl_[slot].cls == kNone) sl_[slot].cls = build_class(slot);
   }
   // A replica runs its kept rank's class on its own groups: each of the kept rank's groups maps to
   // the replica's through their collectives (end_rank checked that the map is one-to-one).
@@ -379,11 +379,11 @@ void Engine::build_classes() {
     const auto slot = static_cast<std::uint32_t>(slot_of_[static_cast<std::size_t>(rep.rank)]);
     const auto& kept = g_.kept_ranks()[rep.kept];
     const auto like = static_cast<std::uint32_t>(slot_of_[static_cast<std::size_t>(kept.rank)]);
-    const std::uint32_t c = class_of_[like];
-    class_of_[slot] = c;
-    bind_begin_[slot] = static_cast<std::uint32_t>(bind_.size());
+    const std::uint32_t c = sl_[like].cls;
+    sl_[slot].cls = c;
+    sl_[slot].bind_begin = static_cast<std::uint32_t>(bind_.size());
     for (std::uint32_t role = 0; role < classes_[c].nroles; ++role) {
-      const GroupId theirs = bind_[bind_begin_[like] + role];
+      const GroupId theirs = bind_[sl_[like].bind_begin + role];
       GroupId ours = kNone;
       for (std::size_t i = 0; i < kept.colls.size() && ours == kNone; ++i)
         if (colls[kept.colls[i]].group == theirs) ours = colls[rep.colls[i]].group;
@@ -440,6 +440,7 @@ std::uint32_t Engine::build_class(std::uint32_t slot) {
         calls.push_back(0);
       }
       top.role = static_cast<std::uint16_t>(role);
+      top.dim = colls[op.payload].dim;
       top.ordinal = calls[role]++;
     }
   }
@@ -463,7 +464,7 @@ std::uint32_t Engine::build_class(std::uint32_t slot) {
     for (std::uint32_t d = tops_[t].dep_begin; d < e; ++d) tsucc_[succ_base + nsucc[tdeps_[d] - base]++] = t;
   }
   rc.nroles = static_cast<std::uint32_t>(roles.size());
-  bind_begin_[slot] = static_cast<std::uint32_t>(bind_.size());
+  sl_[slot].bind_begin = static_cast<std::uint32_t>(bind_.size());
   bind_.insert(bind_.end(), roles.begin(), roles.end());
   classes_.push_back(std::move(rc));
   return c;
@@ -506,7 +507,7 @@ bool Engine::matches(const RankClass& c, std::uint32_t slot) {
   std::vector<GroupId> sorted(bind_.begin() + bind, bind_.end());
   std::sort(sorted.begin(), sorted.end());
   if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return fail();
-  bind_begin_[slot] = bind;
+  sl_[slot].bind_begin = bind;
   return true;
 }
 
@@ -576,40 +577,40 @@ std::uint32_t Engine::lowered_for(GroupId group, const workload::Collective& c) 
 // oldest may still be reached, the ring doubles.
 Engine::Record& Engine::put_record(std::uint32_t key, std::uint32_t top) {
   const std::uint32_t slot = (key >> shift_);
-  const std::uint32_t pos = top - key_first_[key];
+  const std::uint32_t pos = top - st_[key].first;
   while (true) {
-    Record& r = recs_[ring_at_[key] + (pos & ring_mask_[key])];
-    if (r.top == kNone || r.end <= idle_since_[slot]) return r;
+    Record& r = recs_[st_[key].ring_at + (pos & st_[key].ring_mask)];
+    if (r.top == kNone || r.end <= sl_[slot].idle_since) return r;
     // Grow: a block twice the size at the end of the pool (the old one is left unused).
-    const std::uint32_t first = key_first_[key];
-    const std::uint32_t old_at = ring_at_[key], old_size = ring_mask_[key] + 1;
+    const std::uint32_t first = st_[key].first;
+    const std::uint32_t old_at = st_[key].ring_at, old_size = st_[key].ring_mask + 1;
     const auto at = static_cast<std::uint32_t>(recs_.size());
     recs_.resize(recs_.size() + 2 * old_size);
     for (std::uint32_t i = 0; i < old_size; ++i) {
       const Record old = recs_[old_at + i];
       if (old.top != kNone) recs_[at + ((old.top - first) & (2 * old_size - 1))] = old;
     }
-    ring_at_[key] = at;
-    ring_mask_[key] = 2 * old_size - 1;
+    st_[key].ring_at = at;
+    st_[key].ring_mask = 2 * old_size - 1;
   }
 }
 
 Engine::Record& Engine::record(std::uint32_t slot, std::uint32_t top) {
   const std::uint32_t key = (slot << shift_) + tops_[top].stream;
-  const std::uint32_t pos = top - key_first_[key];
-  Record& r = recs_[ring_at_[key] + (pos & ring_mask_[key])];
+  const std::uint32_t pos = top - st_[key].first;
+  Record& r = recs_[st_[key].ring_at + (pos & st_[key].ring_mask)];
   core::check_invariant(r.top == top, "breakdown walked back to an op whose record was replaced");
   return r;
 }
 
 void Engine::start_head(std::uint32_t key, std::uint32_t binding) {
-  const std::uint32_t top = head_[key];
+  const std::uint32_t top = st_[key].head;
   const TOp& t = tops_[top];
-  busy_[key] = 1;
+  st_[key].busy = 1;
   const std::uint32_t slot = (key >> shift_);
   if (!t.compute) {
     // Only collectives keep records: the breakdown's walk stops at a compute op without reading
-    // its record, and a running kernel's start is kept per stream (started_).
+    // its record, and a running kernel's start is kept per stream (Stream::started).
     Record& rec = put_record(key, top);
     rec.top = top;
     rec.binding = binding;
@@ -619,11 +620,11 @@ void Engine::start_head(std::uint32_t key, std::uint32_t binding) {
     arrive(key, top);
     return;
   }
-  started_[key] = now_;
+  st_[key].started = now_;
   Time dur = kernel_time_[t.payload];
-  ranks_[slot].flops += kernel_flops_[t.payload];
+  sl_[slot].times.flops += kernel_flops_[t.payload];
   if (t.on_compute_stream) {
-    attribute_gap(slot, idle_since_[slot], now_, binding);
+    attribute_gap(slot, sl_[slot].idle_since, now_, binding);
     if (power_.enabled()) {
       // The clock the power limit and temperature allow; 1 at the calibrated clock (exact).
       const double scale = power_.kernel_start(slot, now_, kernel_power_[t.payload]);
@@ -631,29 +632,29 @@ void Engine::start_head(std::uint32_t key, std::uint32_t binding) {
       if (scale != 1.0) {
         const Time base = dur;
         dur = Time::ps(static_cast<Time::rep>(static_cast<double>(dur.count_ps()) * scale + 0.5));
-        ranks_[slot].throttle += dur - base;
+        sl_[slot].times.throttle += dur - base;
       }
     }
     if (opt_.comm_interference > 0) {
       // Progress at 1/(1 + interference) while a collective of this rank moves data; the
       // completion moves when that changes (comm_state_changed), and compute time is counted at
       // the end.
-      Running& run = running_[slot];
+      Running& run = sl_[slot].run;
       run.top = top;
       run.left = static_cast<double>(dur.count_ps());
       run.base = dur;
       run.since = now_;
-      run.slowed = comm_active_[slot] > 0;
+      run.slowed = sl_[slot].comm_active > 0;
       schedule_running(key);
       return;
     }
-    ranks_[slot].compute += dur;
+    sl_[slot].times.compute += dur;
   }
   q_.push(now_ + dur, kComputeDone, key);
 }
 
 void Engine::schedule_running(std::uint32_t key) {
-  Running& run = running_[(key >> shift_)];
+  Running& run = sl_[(key >> shift_)].run;
   const double rate = run.slowed ? 1.0 + opt_.comm_interference : 1.0;
   run.end = now_ + Time::ps(static_cast<Time::rep>(run.left * rate + 0.5));
   q_.push(run.end, kComputeDone, key);
@@ -662,8 +663,8 @@ void Engine::schedule_running(std::uint32_t key) {
 // The rank's communication state changed: settle the running kernel's progress at the old rate
 // and reschedule its completion at the new one (the old completion event goes stale).
 void Engine::comm_state_changed(std::uint32_t slot) {
-  Running& run = running_[slot];
-  const bool slowed = comm_active_[slot] > 0;
+  Running& run = sl_[slot].run;
+  const bool slowed = sl_[slot].comm_active > 0;
   if (run.top == kNone || run.slowed == slowed) return;
   const double rate = run.slowed ? 1.0 + opt_.comm_interference : 1.0;
   run.left = std::max(0.0, run.left - static_cast<double>((now_ - run.since).count_ps()) / rate);
@@ -674,17 +675,17 @@ void Engine::comm_state_changed(std::uint32_t slot) {
 
 void Engine::compute_done(std::uint32_t key) {
   const std::uint32_t slot = (key >> shift_);
-  const std::uint32_t top = head_[key];
+  const std::uint32_t top = st_[key].head;
   // Under interference a compute-stream kernel may have stale completions, which can arrive after
   // the stream has moved on (even past its last op): recognise them by the key's stream.
   if (opt_.comm_interference > 0 && static_cast<int>((key & smask_)) == compute_stream_) {
-    Running& run = running_[slot];
+    Running& run = sl_[slot].run;
     if (run.top != top || run.end != now_) return;  // a completion superseded by a reschedule
     run.top = kNone;
     const Time base = run.base;
-    const Time took = now_ - started_[key];
-    ranks_[slot].compute += took;
-    if (took > base) ranks_[slot].interference += took - base;
+    const Time took = now_ - st_[key].started;
+    sl_[slot].times.compute += took;
+    if (took > base) sl_[slot].times.interference += took - base;
   }
   finish_op(key);
 }
@@ -700,7 +701,7 @@ std::uint32_t Engine::find_instance(GroupId group, std::uint32_t ordinal) const 
 void Engine::arrive(std::uint32_t key, std::uint32_t top) {
   const std::uint32_t slot = (key >> shift_);
   const TOp& t = tops_[top];
-  const GroupId group = bind_[bind_begin_[slot] + t.role];
+  const GroupId group = bind_[sl_[slot].bind_begin + t.role];
   std::uint32_t id = find_instance(group, t.ordinal);
   const auto& mine = g_.collectives()[t.payload];
   if (id == kNone) {
@@ -736,7 +737,7 @@ void Engine::start_collective(std::uint32_t inst) {
   std::sort(in.members.begin(), in.members.end());
   for (std::uint32_t key : in.members) {
     const std::uint32_t slot = (key >> shift_);
-    if (comm_active_[slot]++ == 0) {
+    if (sl_[slot].comm_active++ == 0) {
       if (opt_.comm_interference > 0) comm_state_changed(slot);
       if (power_.enabled()) {
         power_.communication(slot, now_, true);
@@ -781,7 +782,7 @@ void Engine::complete_collective(std::uint32_t inst) {
   free_inst_.push_back(inst);  // finish_op below may reuse it: nothing reads it after this
   for (std::uint32_t key : scratch_) {
     const std::uint32_t slot = (key >> shift_);
-    if (--comm_active_[slot] == 0) {
+    if (--sl_[slot].comm_active == 0) {
       if (opt_.comm_interference > 0) comm_state_changed(slot);
       if (power_.enabled()) {
         power_.communication(slot, now_, false);
@@ -792,41 +793,41 @@ void Engine::complete_collective(std::uint32_t inst) {
   // finish_op never completes a collective synchronously, so scratch_ is not reused meanwhile.
   for (std::size_t i = 0; i < scratch_.size(); ++i) {
     const std::uint32_t key = scratch_[i];
-    record((key >> shift_), head_[key]).start = start;
+    record((key >> shift_), st_[key].head).start = start;
     finish_op(key);
   }
 }
 
 void Engine::finish_op(std::uint32_t key) {
   const std::uint32_t slot = (key >> shift_);
-  const std::uint32_t top = head_[key];
+  const std::uint32_t top = st_[key].head;
   const TOp& t = tops_[top];
   ++done_ops_;
   if (t.compute) {
-    if (opt_.observer) opt_.observer->on_op(g_, OpSpan{orig(slot, top), started_[key], started_[key], now_});
+    if (opt_.observer) opt_.observer->on_op(g_, OpSpan{orig(slot, top), st_[key].started, st_[key].started, now_});
   } else {
     Record& rec = record(slot, top);
     rec.end = now_;
     if (opt_.observer) opt_.observer->on_op(g_, OpSpan{orig(slot, top), rec.posted, rec.start, now_});
   }
   if (t.on_compute_stream && t.compute) {
-    idle_since_[slot] = now_;
+    sl_[slot].idle_since = now_;
     if (power_.enabled()) {
       power_.kernel_end(slot, now_);
       sample_device(slot);
     }
   }
-  if (now_ >= last_end_[slot]) {
-    last_end_[slot] = now_;
-    last_top_[slot] = top;
+  if (now_ >= sl_[slot].last_end) {
+    sl_[slot].last_end = now_;
+    sl_[slot].last_top = top;
   }
-  busy_[key] = 0;
-  ++head_[key];
+  st_[key].busy = 0;
+  ++st_[key].head;
   const std::uint32_t base = (slot << shift_);
   for (std::uint32_t s = t.succ_begin, e = tops_[top + 1].succ_begin; s < e; ++s) {
     const std::uint32_t nx = tsucc_[s];
     const std::uint32_t nkey = base + tops_[nx].stream;
-    if (head_[nkey] == nx && !busy_[nkey] && deps_done(base, nx)) start_head(nkey, top);
+    if (st_[nkey].head == nx && !st_[nkey].busy && deps_done(base, nx)) start_head(nkey, top);
   }
   // If its deps were already done, the stream's order is what held the next op: this op released
   // it (e.g. a gradient bucket queued behind the previous bucket on the dp stream).
@@ -839,14 +840,14 @@ void Engine::finish_op(std::uint32_t key) {
 // its peers, the idle is pipeline bubble (for pipeline point-to-point) or "other"; before it
 // arrived, the idle is explained by what released *it*, recursively.
 void Engine::attribute_gap(std::uint32_t slot, Time from, Time to, std::uint32_t binding) {
-  RankTimes& r = ranks_[slot];
+  RankTimes& r = sl_[slot].times;
   while (to > from) {
     if (binding == kNone || tops_[binding].compute) {
       r.other += to - from;
       return;
     }
     const Record& rec = record(slot, binding);
-    const auto dim = g_.collectives()[tops_[binding].payload].dim;
+    const auto dim = tops_[binding].dim;
     auto overlap = [&](Time a, Time b) {
       Time lo = std::max(from, a), hi = std::min(to, b);
       return hi > lo ? hi - lo : Time::zero();
@@ -866,9 +867,9 @@ EngineResult Engine::run() {
   if (opt_.observer) opt_.observer->on_begin(g_);
   now_ = Time::zero();
   if (power_.enabled())
-    for (std::uint32_t slot = 0; slot < ranks_.size(); ++slot) sample_device(slot);  // the idle state at zero
+    for (std::uint32_t slot = 0; slot < sl_.size(); ++slot) sample_device(slot);  // the idle state at zero
   // Every stream's first op may start at time zero.
-  for (std::uint32_t k = 0; k < head_.size(); ++k) try_start(k, kNone);
+  for (std::uint32_t k = 0; k < st_.size(); ++k) try_start(k, kNone);
   std::uint64_t events = 0;
   while (true) {
     net_.resolve(now_, resched_);
@@ -908,13 +909,13 @@ EngineResult Engine::run() {
   if (done_ops_ != g_.op_count()) {
     // Find a stuck op to name.
     std::string detail;
-    for (std::uint32_t k = 0; k < head_.size() && detail.empty(); ++k) {
-      if (head_[k] >= stream_end_[k]) continue;
-      const std::uint32_t slot = (k >> shift_), top = head_[k];
+    for (std::uint32_t k = 0; k < st_.size() && detail.empty(); ++k) {
+      if (st_[k].head >= st_[k].end) continue;
+      const std::uint32_t slot = (k >> shift_), top = st_[k].head;
       const OpId id = orig(slot, top);
       const Op op = g_.op(id);
       if (op.type == OpType::collective) {
-        const GroupId group = bind_[bind_begin_[slot] + tops_[top].role];
+        const GroupId group = bind_[sl_[slot].bind_begin + tops_[top].role];
         const std::uint32_t inst = find_instance(group, tops_[top].ordinal);
         const std::size_t arrived = inst == kNone ? 0 : inst_[inst].members.size();
         detail = fmt::format("op {} on rank {} waits in collective '{}' ({} of {} members arrived)", id, op.rank,
@@ -922,7 +923,7 @@ EngineResult Engine::run() {
       } else {
         std::size_t waiting = 0;
         for (std::uint32_t d = tops_[top].dep_begin, e = tops_[top + 1].dep_begin; d < e; ++d)
-          waiting += head_[(slot << shift_) + tops_[tdeps_[d]].stream] <= tdeps_[d];
+          waiting += st_[(slot << shift_) + tops_[tdeps_[d]].stream].head <= tdeps_[d];
         detail = fmt::format("op {} on rank {} waits for {} dependencies", id, op.rank, waiting);
       }
     }
@@ -930,18 +931,19 @@ EngineResult Engine::run() {
                       fmt::format("deadlock: {} of {} ops never ran; {}", g_.op_count() - done_ops_, g_.op_count(), detail));
   }
   EngineResult res;
-  for (std::size_t s = 0; s < ranks_.size(); ++s) {
-    RankTimes& r = ranks_[s];
-    r.finish = last_end_[s];
+  for (std::size_t s = 0; s < sl_.size(); ++s) {
+    RankTimes& r = sl_[s].times;
+    r.finish = sl_[s].last_end;
     // The tail after the last compute op: attribute it to what finished last on the rank.
-    if (r.finish > idle_since_[s]) attribute_gap(static_cast<std::uint32_t>(s), idle_since_[s], r.finish, last_top_[s]);
+    if (r.finish > sl_[s].idle_since) attribute_gap(static_cast<std::uint32_t>(s), sl_[s].idle_since, r.finish, sl_[s].last_top);
     res.makespan = std::max(res.makespan, r.finish);
   }
   if (power_.enabled()) {
     power_.finish(res.makespan);
     res.power = power_.devices();
   }
-  res.ranks = std::move(ranks_);
+  res.ranks.reserve(sl_.size());
+  for (const Slot& slot : sl_) res.ranks.push_back(slot.times);
   res.events = events;
   res.transfers = transfers_;
   res.classes = static_cast<std::uint32_t>(classes_.size());

@@ -37,6 +37,7 @@ struct KernelPower {
   double core_j = 0;       // dynamic core energy at the max clock's voltage
   double hbm_j = 0;        // HBM energy, independent of the core clock
   int cal_level = 0;       // grid level it runs at under board power
+  double cal_w = 0;        // power_w at cal_level (set by calibrate; engines ask for it per kernel)
 };
 
 /// Why a kernel runs below the device's maximum clock.

@@ -73,6 +73,7 @@ class DevicePowerTracker {
   /// Closes the run at `end` (every device idles from its last change to the end).
   void finish(core::Time end);
 
+  /// Each device's figures over the run; complete after finish().
   const std::vector<DevicePower>& devices() const { return out_; }
   /// Instantaneous figures of a device, for trace counters.
   double power_w(std::uint32_t slot) const;
@@ -80,26 +81,55 @@ class DevicePowerTracker {
   double temperature_c(std::uint32_t slot) const { return state_[slot].temp_c; }
 
  private:
-  struct State {
+  // Everything an event touches sits in one 128-byte State per device (two cache lines; the
+  // engine calls in here several times per kernel on every device), and the power drawn now is
+  // kept, refreshed when a kernel starts or ends, communication starts or stops, or the
+  // temperature moves, so that settling is one multiply-add per energy total. Kernel-time figures
+  // are added once per kernel (its clock holds for the whole kernel), not at every settle.
+  struct alignas(64) State {
     core::Time last;          // when the power last changed (energy settled to here)
     core::Time window_start;  // thermal window
-    double window_j = 0;      // energy in the thermal window
     core::Time avg_start;     // averaging window (peak_avg_w)
+    core::Time kernel_since;  // when the running kernel started
+    double power_w = 0;       // drawn now: idle + leakage + kernel + communication
+    double base_w = 0;        // idle + leakage at temp_c
+    double energy_j = 0;
+    double window_j = 0;      // energy in the thermal window
     double avg_j = 0;
-    bool avg_closed = false;  // a whole averaging window has passed
+    double peak_w = 0;
     double kernel_w = 0;      // running kernel's dynamic power (above idle); 0 when none
     double temp_c = 0;
     int level = -1;           // running kernel's clock level; -1 when none
     hw::ClockLimit limit = hw::ClockLimit::none;
     bool comm = false;
     bool hot = false;
+    bool avg_closed = false;  // a whole averaging window has passed
   };
-  void settle(std::uint32_t slot, core::Time now);
+  void settle(std::uint32_t slot, core::Time now) {
+    State& s = state_[slot];
+    if (now > s.last) {
+      const double j = s.power_w * (now - s.last).seconds();
+      s.energy_j += j;
+      s.window_j += j;
+      s.avg_j += j;
+      if (now - s.avg_start >= opt_.average_window) close_average(slot, now);
+      s.last = now;
+    }
+    if (now - s.window_start >= opt_.thermal_step) update_temperature(slot, now);
+  }
+  void close_average(std::uint32_t slot, core::Time now);
   void update_temperature(std::uint32_t slot, core::Time now);
-  double current_w(const State& s) const;
+  /// Recomputes power_w from the state (after kernel_w, comm or temp_c changed).
+  void refresh(State& s) const {
+    s.power_w = s.comm ? s.base_w + s.kernel_w / comm_slowdown_ + comm_w_ : s.base_w + s.kernel_w;
+  }
+  /// Adds the running kernel's time from kernel_since to `now` to the device's kernel figures.
+  void count_kernel(std::uint32_t slot, core::Time now);
 
   const hw::PowerModel* model_ = nullptr;
   PowerOptions opt_;
+  double comm_slowdown_ = 1;  // 1 + interference: a kernel beside communication draws its dynamic power / this
+  double comm_w_ = 0;
   std::vector<State> state_;
   std::vector<DevicePower> out_;
 };
