@@ -34,21 +34,26 @@ MaxMinSystem::VarId MaxMinSystem::add_variable(std::span<const std::pair<ConsId,
     vars_.emplace_back();
   }
   Var& v = vars_[id];
-  v.uses.clear();
   v.slot.clear();
   v.bound = bound;
   v.rate = 0;
   v.live = true;
-  for (const auto& [c, w] : usage) {
-    core::check_invariant(c < cons_.size() && w > 0, "variable usage must name a constraint with positive weight");
-    v.uses.push_back({c, w});
+  // One pass copies, checks, tests the order and looks for company: this runs once per transfer
+  // (millions of times in a full-fidelity step), usually over tens of links.
+  v.uses.resize(usage.size());
+  bool strictly_sorted = true, alone = true;
+  const auto ncons = static_cast<ConsId>(cons_.size());
+  for (std::size_t i = 0; i < usage.size(); ++i) {
+    const auto [c, w] = usage[i];
+    core::check_invariant(c < ncons && w > 0, "variable usage must name a constraint with positive weight");
+    v.uses[i] = Use{c, w};
+    if (i > 0 && !(usage[i - 1].first < c)) strictly_sorted = false;
+    if (occupant_[c] != kNoVar) alone = false;
   }
   // Merge duplicate constraints (sort, then sum neighbours): O(u log u) for wide transfers. The
-  // engine passes strictly increasing constraint ids already, which one linear check confirms.
-  auto by_cons = [](const Use& a, const Use& b) { return a.cons < b.cons; };
-  bool strictly_sorted = true;
-  for (std::size_t i = 1; i < v.uses.size() && strictly_sorted; ++i) strictly_sorted = v.uses[i - 1].cons < v.uses[i].cons;
+  // engine passes strictly increasing constraint ids already.
   if (!strictly_sorted) {
+    auto by_cons = [](const Use& a, const Use& b) { return a.cons < b.cons; };
     std::sort(v.uses.begin(), v.uses.end(), by_cons);
     std::size_t out = 0;
     for (std::size_t i = 0; i < v.uses.size(); ++i) {
@@ -60,13 +65,11 @@ MaxMinSystem::VarId MaxMinSystem::add_variable(std::span<const std::pair<ConsId,
   // A variable on constraints nobody else uses is a component of its own (the common case: a
   // collective on links no other transfer crosses): its rate is known without a search, and it
   // stays out of the constraints' lists unless another variable joins one of them.
-  bool alone = true;
-  for (const Use& u : v.uses) {
-    const VarId o = occupant_[u.cons];
-    if (o == kNoVar) continue;
-    alone = false;
-    if (o != kListed) enter(o, true);  // the solo one gains company: list it, re-solve
-  }
+  if (!alone)
+    for (const Use& u : v.uses) {
+      const VarId o = occupant_[u.cons];
+      if (o != kNoVar && o != kListed) enter(o, true);  // the solo one gains company: list it, re-solve
+    }
   if (alone) {
     v.solo = true;
     for (const Use& u : v.uses) occupant_[u.cons] = id;

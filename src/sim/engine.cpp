@@ -141,7 +141,8 @@ class Engine {
     if (!deps_done(key & ~smask_, top)) return;
     start_head(key, binding);
   }
-  void finish_op(std::uint32_t key);
+  /// The stream's head op finished now; a collective's data began to move at `moved`.
+  void finish_op(std::uint32_t key, Time moved = Time::zero());
   std::uint32_t find_instance(GroupId group, std::uint32_t ordinal) const;
   void arrive(std::uint32_t key, std::uint32_t top);
   void start_collective(std::uint32_t inst);
@@ -199,6 +200,8 @@ class Engine {
     Time last_end;                // when the rank's latest op finished ...
     std::uint32_t last_top = kNone;  // ... and which
     std::uint32_t comm_active = 0;   // collectives moving data now
+    bool comm_on = false;       // what the power tracker and interference were last told
+    bool comm_pending = false;  // comm_active crossed zero this instant (in pending_comm_)
     std::uint32_t bind_begin = 0;    // the rank's groups by role: bind_[bind_begin + role]
     std::uint32_t cls = kNone;       // its class
     Running run;
@@ -220,6 +223,33 @@ class Engine {
   std::vector<Record> recs_;
   void schedule_running(std::uint32_t key);
   void comm_state_changed(std::uint32_t slot);
+  // Whether a rank's collectives move data matters to its power and to its running kernel's
+  // speed. Half of a TP-heavy step's transitions undo one another within an instant (a
+  // reduce-scatter ends and the next all-gather starts at once), so a crossing of zero is noted
+  // and applied at the end of the instant, or before the rank's next kernel starts or ends,
+  // whichever is first: the power and interference models see the same sequence of states,
+  // without the pairs that change nothing.
+  std::vector<std::uint32_t> pending_comm_;
+  void comm_crossed(std::uint32_t slot) {
+    if (!power_.enabled() && opt_.comm_interference <= 0) return;
+    Slot& sl = sl_[slot];
+    if (sl.comm_pending) return;
+    sl.comm_pending = true;
+    pending_comm_.push_back(slot);
+  }
+  void apply_comm(std::uint32_t slot) {
+    Slot& sl = sl_[slot];
+    if (!sl.comm_pending) return;
+    sl.comm_pending = false;
+    const bool on = sl.comm_active > 0;
+    if (on == sl.comm_on) return;
+    sl.comm_on = on;
+    if (opt_.comm_interference > 0) comm_state_changed(slot);
+    if (power_.enabled()) {
+      power_.communication(slot, now_, on);
+      sample_device(slot);
+    }
+  }
   void compute_done(std::uint32_t key);
   // Tells the observer the device's power, clock and temperature after a change.
   void sample_device(std::uint32_t slot) {
@@ -625,6 +655,7 @@ void Engine::start_head(std::uint32_t key, std::uint32_t binding) {
   sl_[slot].times.flops += kernel_flops_[t.payload];
   if (t.on_compute_stream) {
     attribute_gap(slot, sl_[slot].idle_since, now_, binding);
+    apply_comm(slot);
     if (power_.enabled()) {
       // The clock the power limit and temperature allow; 1 at the calibrated clock (exact).
       const double scale = power_.kernel_start(slot, now_, kernel_power_[t.payload]);
@@ -644,7 +675,7 @@ void Engine::start_head(std::uint32_t key, std::uint32_t binding) {
       run.left = static_cast<double>(dur.count_ps());
       run.base = dur;
       run.since = now_;
-      run.slowed = sl_[slot].comm_active > 0;
+      run.slowed = sl_[slot].comm_on;
       schedule_running(key);
       return;
     }
@@ -664,7 +695,7 @@ void Engine::schedule_running(std::uint32_t key) {
 // and reschedule its completion at the new one (the old completion event goes stale).
 void Engine::comm_state_changed(std::uint32_t slot) {
   Running& run = sl_[slot].run;
-  const bool slowed = sl_[slot].comm_active > 0;
+  const bool slowed = sl_[slot].comm_on;
   if (run.top == kNone || run.slowed == slowed) return;
   const double rate = run.slowed ? 1.0 + opt_.comm_interference : 1.0;
   run.left = std::max(0.0, run.left - static_cast<double>((now_ - run.since).count_ps()) / rate);
@@ -737,13 +768,7 @@ void Engine::start_collective(std::uint32_t inst) {
   std::sort(in.members.begin(), in.members.end());
   for (std::uint32_t key : in.members) {
     const std::uint32_t slot = (key >> shift_);
-    if (sl_[slot].comm_active++ == 0) {
-      if (opt_.comm_interference > 0) comm_state_changed(slot);
-      if (power_.enabled()) {
-        power_.communication(slot, now_, true);
-        sample_device(slot);
-      }
-    }
+    if (sl_[slot].comm_active++ == 0) comm_crossed(slot);
   }
   const auto& phases = lowered_[inst_[inst].lowered];
   if (phases.empty()) {
@@ -782,23 +807,16 @@ void Engine::complete_collective(std::uint32_t inst) {
   free_inst_.push_back(inst);  // finish_op below may reuse it: nothing reads it after this
   for (std::uint32_t key : scratch_) {
     const std::uint32_t slot = (key >> shift_);
-    if (--sl_[slot].comm_active == 0) {
-      if (opt_.comm_interference > 0) comm_state_changed(slot);
-      if (power_.enabled()) {
-        power_.communication(slot, now_, false);
-        sample_device(slot);
-      }
-    }
+    if (--sl_[slot].comm_active == 0) comm_crossed(slot);
   }
   // finish_op never completes a collective synchronously, so scratch_ is not reused meanwhile.
   for (std::size_t i = 0; i < scratch_.size(); ++i) {
     const std::uint32_t key = scratch_[i];
-    record((key >> shift_), st_[key].head).start = start;
-    finish_op(key);
+    finish_op(key, start);
   }
 }
 
-void Engine::finish_op(std::uint32_t key) {
+void Engine::finish_op(std::uint32_t key, Time moved) {
   const std::uint32_t slot = (key >> shift_);
   const std::uint32_t top = st_[key].head;
   const TOp& t = tops_[top];
@@ -807,12 +825,14 @@ void Engine::finish_op(std::uint32_t key) {
     if (opt_.observer) opt_.observer->on_op(g_, OpSpan{orig(slot, top), st_[key].started, st_[key].started, now_});
   } else {
     Record& rec = record(slot, top);
+    rec.start = moved;
     rec.end = now_;
     if (opt_.observer) opt_.observer->on_op(g_, OpSpan{orig(slot, top), rec.posted, rec.start, now_});
   }
   if (t.on_compute_stream && t.compute) {
     sl_[slot].idle_since = now_;
     if (power_.enabled()) {
+      apply_comm(slot);
       power_.kernel_end(slot, now_);
       sample_device(slot);
     }
@@ -905,6 +925,9 @@ EngineResult Engine::run() {
         default: core::check_invariant(false, "unknown event kind");
       }
     }
+    // The instant's crossings of zero that were not undone within it (comm_crossed).
+    for (std::size_t i = 0; i < pending_comm_.size(); ++i) apply_comm(pending_comm_[i]);
+    pending_comm_.clear();
   }
   if (done_ops_ != g_.op_count()) {
     // Find a stuck op to name.
