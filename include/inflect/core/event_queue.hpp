@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "inflect/core/error.hpp"
+#include "inflect/core/free_slots.hpp"
 #include "inflect/core/time.hpp"
 
 namespace inflect::core {
@@ -80,5 +82,54 @@ class EventQueue {
   std::size_t size_ = 0;
   std::uint64_t next_seq_ = 0;
 };
+
+// Inline: the engine pushes and pops every event (tens of millions per full-fidelity step).
+inline void EventQueue::push(Time t, std::uint32_t kind, std::uint32_t id, std::uint32_t stamp) {
+  if (kind >= (1u << Event::kKindBits)) [[unlikely]] fail_invariant("event kind out of range");
+  const Event e{t, (next_seq_++ << Event::kOrderBits) | kind, id, stamp};
+  ++size_;
+  for (Recent& r : recent_) {
+    if (r.time != t) continue;
+    if (r.bucket != kPlain && generation_[r.bucket] == r.generation) {
+      buckets_[r.bucket].events.push_back(e);
+      return;
+    }
+    // A second event at this time: open a bucket for it and the ones to follow.
+    const std::uint32_t b = take_slot(free_, buckets_);
+    if (b == generation_.size()) generation_.push_back(0);
+    Bucket& bk = buckets_[b];
+    bk.events.clear();
+    bk.head = 0;
+    bk.events.push_back(e);
+    r.bucket = b;
+    r.generation = generation_[b];
+    heap_push(Event{t, e.order | kBucketFlag, b, 0});
+    return;
+  }
+  Recent& r = recent_[next_recent_];
+  next_recent_ = (next_recent_ + 1) % kRecent;
+  r.time = t;
+  r.bucket = kPlain;
+  heap_push(e);
+}
+
+inline Event EventQueue::pop() {
+  const Event& top = heap_.front();
+  --size_;
+  if (!(top.order & kBucketFlag)) {
+    const Event out = top;
+    heap_pop();
+    return out;
+  }
+  const std::uint32_t b = top.id;
+  Bucket& bk = buckets_[b];
+  const Event out = bk.events[bk.head++];
+  if (bk.head == bk.events.size()) {
+    ++generation_[b];
+    free_.push_back(b);
+    heap_pop();
+  }
+  return out;
+}
 
 }  // namespace inflect::core
