@@ -107,6 +107,8 @@ class Compiler {
   OpId issue(RankId r, const PendingOp& op, const std::vector<OpId>& deps);
   void issue_chained(RankId r, const StepOps& ops, std::size_t i, std::vector<OpId>& chain, std::vector<OpId>& ids);
   void issue_step(RankId r, const StepOps& ops, std::vector<OpId>& frontier);
+  void fuse_collectives(StepOps& ops);
+  std::uint32_t fused(std::uint32_t first, std::uint32_t next);
   void issue_pair(RankId r, const StepOps& a, const StepOps& b, std::vector<OpId>& frontier);
 
   const Experiment& e_;
@@ -195,10 +197,16 @@ class Compiler {
     Coords offset;  // of the asked-for rank from the emitting rank, per dimension, modulo its size
     GroupId got;    // what the emitting rank got
   };
+  /// A collective asked for (by its key), or two fused (by the recorded rank's ids).
+  struct CollAsk {
+    CollKey key{};
+    std::uint32_t first = kNoColl, next = kNoColl;  // fused(first, next) when first != kNoColl
+    std::uint32_t got = 0;
+  };
   struct StageRecording {
     bool usable = false;
-    std::vector<GroupAsk> groups;                          // distinct, in first-ask order
-    std::vector<std::pair<CollKey, std::uint32_t>> colls;  // distinct, in first-ask order
+    std::vector<GroupAsk> groups;  // distinct, in first-ask order
+    std::vector<CollAsk> colls;    // distinct, in first-ask order (plain and fused share the ids)
     std::uint32_t kept = 0;                                // the kept rank the stage's ranks copy
     std::vector<std::uint32_t> kept_colls;  // the emitted rank's counterparts of that rank's collectives
   };
@@ -207,6 +215,11 @@ class Compiler {
   RankId recording_rank_ = 0;
   std::unordered_map<std::uint64_t, char> recorded_groups_;
   std::unordered_map<CollKey, char, CollKeyHash> recorded_colls_;
+  std::unordered_map<std::uint64_t, char> recorded_fused_;
+  // Fused collectives by (first, next) (fuse_collectives), and fuse_collectives' scratch.
+  std::unordered_map<std::uint64_t, std::uint32_t> fused_;
+  std::vector<char> waited_;
+  std::vector<std::size_t> moved_to_;
 };
 
 Block Compiler::add_block(const std::string& name, const std::vector<workload::KernelSpec>& ks) {
@@ -403,7 +416,7 @@ std::uint32_t Compiler::collective(CollectiveKind k, ParallelDim d, GroupId grp,
     recent_colls_[next_recent_coll_] = {key, id};
     next_recent_coll_ = (next_recent_coll_ + 1) % recent_colls_.size();
   }
-  if (recording_ && recorded_colls_.emplace(key, 0).second) recording_->colls.emplace_back(key, id);
+  if (recording_ && recorded_colls_.emplace(key, 0).second) recording_->colls.push_back(CollAsk{key, kNoColl, kNoColl, id});
   return id;
 }
 
@@ -816,6 +829,68 @@ void Compiler::issue_chained(RankId r, const StepOps& ops, std::size_t i, std::v
   if (!op.side) chain.assign(1, ids[i]);
 }
 
+// Merges collectives that follow one another back to back into one op (Collective::then): two
+// adjacent collectives of a step on one stream and group, the second depending only on the first
+// (the chain) and nothing else waiting for the first. The second starts the instant the first
+// ends (every member's stream reaches it then, and nothing else runs in between), so one op
+// running both in order is the same timing, as fusing a block's kernels is; a sequence-parallel
+// step's reduce-scatter and next all-gather become one op (a third of a TP-heavy graph's ops).
+// Only groups within a pipeline stage (not PP pairs or DualPipe mirrors), whose members all build
+// the same steps and so fuse alike (the engine refuses a call that other members made
+// differently). The op keeps the first's layer and phase (a backward's last reduce-scatter fuses
+// with the next layer's recomputed all-gather); both are labels only.
+void Compiler::fuse_collectives(StepOps& ops) {
+  if (!o_.fuse_blocks || !o_.fuse_collectives || ops.size() < 2) return;
+  waited_.assign(ops.size(), 0);
+  for (const PendingOp& op : ops)
+    if (op.wait >= 0) waited_[static_cast<std::size_t>(op.wait)] = 1;
+  moved_to_.resize(ops.size());
+  const auto& colls = g_.collectives();
+  std::size_t out = 0, last = 0;  // `last`: the original position of the last op merged into ops[out - 1]
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    PendingOp op = ops[i];
+    if (op.wait >= 0) op.wait = static_cast<std::int32_t>(moved_to_[static_cast<std::size_t>(op.wait)]);
+    if (out > 0) {
+      PendingOp& prev = ops[out - 1];
+      if (prev.type == OpType::collective && op.type == OpType::collective && !prev.side && !op.side && op.wait < 0 &&
+          !waited_[last] && prev.stream == op.stream && prev.micro_batch == op.micro_batch) {
+        const workload::Collective& a = colls[prev.payload];
+        const workload::Collective& b = colls[op.payload];
+        if (a.group == b.group && a.dim == b.dim && a.dim != ParallelDim::pp && b.then.empty()) {
+          prev.payload = fused(prev.payload, op.payload);
+          moved_to_[i] = out - 1;
+          last = i;
+          continue;
+        }
+      }
+    }
+    moved_to_[i] = out;
+    last = i;
+    ops[out++] = op;
+  }
+  ops.resize(out);
+}
+
+// The collective that runs `first`, then `next` (Collective::then), added once.
+std::uint32_t Compiler::fused(std::uint32_t first, std::uint32_t next) {
+  const std::uint64_t key = (static_cast<std::uint64_t>(first) << 32) | next;
+  std::uint32_t id;
+  if (auto it = fused_.find(key); it != fused_.end()) {
+    id = it->second;
+  } else {
+    workload::Collective c = g_.collectives()[first];
+    const workload::Collective& n = g_.collectives()[next];
+    core::check_invariant(n.then.empty(), "a fused collective is only ever extended at its end");
+    c.name += '+';
+    c.name += n.name;
+    c.then.push_back(workload::CollectivePart{n.kind, n.bytes, n.name});
+    id = g_.add_collective(std::move(c));
+    fused_[key] = id;
+  }
+  if (recording_ && recorded_fused_.emplace(key, 0).second) recording_->colls.push_back(CollAsk{CollKey{}, first, next, id});
+  return id;
+}
+
 // Ops of one step in order: each depends on the previous op of the chain; side ops hang off it.
 void Compiler::issue_step(RankId r, const StepOps& ops, std::vector<OpId>& frontier) {
   ids_a_.resize(ops.size());
@@ -875,6 +950,7 @@ void Compiler::emit_rank(RankId r) {
       }
       case StepKind::backward_weight: weight_ops(r, st.micro_batch, st.chunk, last, out); break;
     }
+    fuse_collectives(out);
   };
   for (std::size_t i = 0; i < steps.size(); ++i) {
     build(i, a);
@@ -897,6 +973,7 @@ void Compiler::emit_rank(RankId r) {
     pending_experts_[0] = experts * grad_bytes_;
     flush_bucket(r, 0, a);
   }
+  fuse_collectives(a);
   issue_step(r, a, frontier);
   if (has_dp_) frontier.push_back(last_dp_);
   a.clear();
@@ -922,6 +999,7 @@ void Compiler::emit_rank(RankId r) {
       comm(s_dp_, collective(CollectiveKind::all_gather, ParallelDim::dp, group(kEdp, r), experts * bpe, "dp_ag_expert_params"),
            Phase::optimizer, -1, 0, a);
   }
+  fuse_collectives(a);
   issue_step(r, a, frontier);
 }
 
@@ -939,8 +1017,9 @@ void Compiler::finish_recording(StageRecording& rec) {
   std::unordered_map<GroupId, char> got;
   for (const GroupAsk& a : rec.groups) got.emplace(a.got, 0);
   std::unordered_map<std::uint32_t, char> asked;
-  for (const auto& [key, id] : rec.colls) asked.emplace(id, 0);
-  rec.usable = std::all_of(rec.colls.begin(), rec.colls.end(), [&](const auto& c) { return got.count(c.first.group) > 0; }) &&
+  for (const CollAsk& c : rec.colls) asked.emplace(c.got, 0);
+  rec.usable = std::all_of(rec.colls.begin(), rec.colls.end(),
+                           [&](const CollAsk& c) { return c.first != kNoColl || got.count(c.key.group) > 0; }) &&
                std::all_of(rec.kept_colls.begin(), rec.kept_colls.end(), [&](std::uint32_t c) { return asked.count(c) > 0; });
 }
 
@@ -963,8 +1042,10 @@ bool Compiler::replay(RankId r, const StageRecording& rec) {
   std::unordered_map<GroupId, GroupId> groups;
   for (std::size_t i = 0; i < rec.groups.size(); ++i) groups[rec.groups[i].got] = group(rec.groups[i].type, asked[i], rec.groups[i].chunk);
   std::unordered_map<std::uint32_t, std::uint32_t> colls;
-  for (const auto& [key, id] : rec.colls)
-    colls[id] = collective(static_cast<CollectiveKind>(key.kind), static_cast<ParallelDim>(key.dim), groups.at(key.group), key.bytes, key.name);
+  for (const CollAsk& c : rec.colls)
+    colls[c.got] = c.first != kNoColl ? fused(colls.at(c.first), colls.at(c.next))
+                                      : collective(static_cast<CollectiveKind>(c.key.kind), static_cast<ParallelDim>(c.key.dim),
+                                                   groups.at(c.key.group), c.key.bytes, c.key.name);
   std::vector<std::uint32_t> mine;
   mine.reserve(rec.kept_colls.size());
   for (std::uint32_t c : rec.kept_colls) mine.push_back(colls.at(c));
@@ -1157,6 +1238,7 @@ CompiledPlan Compiler::run() {
       recording_rank_ = sim[i];
       recorded_groups_.clear();
       recorded_colls_.clear();
+      recorded_fused_.clear();
     }
     emit_rank(sim[i]);
     recording_ = nullptr;

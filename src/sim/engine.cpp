@@ -270,10 +270,10 @@ class Engine {
   std::vector<std::uint32_t> open_head_;  // per group: a live instance, or kNone
   std::vector<std::uint32_t> scratch_;
   struct LoweredKey {
-    workload::CollectiveKind kind;
-    double bytes;
+    const workload::Collective* c;  // kind, size and what follows it
     std::uint32_t index;
   };
+  std::vector<ReadyPhase> lower(GroupId group, workload::CollectiveKind kind, core::Bytes bytes);
   std::vector<std::vector<LoweredKey>> lowered_of_group_;
   std::vector<std::vector<ReadyPhase>> lowered_;
   std::vector<Active> active_;
@@ -527,7 +527,7 @@ bool Engine::matches(const RankClass& c, std::uint32_t slot) {
     const auto& cb = colls[b.payload];
     if (a.payload != b.payload) {  // the same entry is the same call
       const auto& ca = colls[a.payload];
-      if (ca.kind != cb.kind || ca.dim != cb.dim || ca.bytes != cb.bytes) return fail();
+      if (ca.kind != cb.kind || ca.dim != cb.dim || ca.bytes != cb.bytes || ca.then != cb.then) return fail();
     }
     const std::uint32_t role = tops_[c.top_of_local[j]].role;
     if (bind_[bind + role] == kNone) bind_[bind + role] = cb.group;
@@ -542,12 +542,28 @@ bool Engine::matches(const RankClass& c, std::uint32_t slot) {
 }
 
 std::uint32_t Engine::lowered_for(GroupId group, const workload::Collective& c) {
-  // Collectives of the same kind and size on the same group lower identically: lower once.
+  // Collectives of the same kind and size (and followers) on the same group lower identically:
+  // lower once.
   auto& mine = lowered_of_group_[group];
   for (const auto& k : mine)
-    if (k.kind == c.kind && k.bytes == c.bytes.value()) return k.index;
+    if (k.c->kind == c.kind && k.c->bytes == c.bytes && k.c->then == c.then) return k.index;
   const auto index = static_cast<std::uint32_t>(lowered_.size());
-  mine.push_back(LoweredKey{c.kind, c.bytes.value(), index});
+  mine.push_back(LoweredKey{&c, index});
+  // A collective with followers (Collective::then) runs their phases after its own, in order.
+  std::vector<ReadyPhase> out = lower(group, c.kind, c.bytes);
+  for (const auto& part : c.then) {
+    std::vector<ReadyPhase> more = lower(group, part.kind, part.bytes);
+    for (auto& ph : more) out.push_back(std::move(ph));
+  }
+  lowered_.push_back(std::move(out));
+  return index;
+}
+
+std::vector<ReadyPhase> Engine::lower(GroupId group, workload::CollectiveKind kind, core::Bytes bytes) {
+  struct {
+    workload::CollectiveKind kind;
+    core::Bytes bytes;
+  } c{kind, bytes};
   const auto& grp = g_.groups()[group];
   const net::CollectiveOp op = to_net(c.kind);
   net::LoweredCollective rep = net::lower_collective(op, grp.members, c.bytes, topo_, opt_.tuning);
@@ -596,8 +612,7 @@ std::uint32_t Engine::lowered_for(GroupId group, const workload::Collective& c) 
     for (std::size_t p = 0; p < lm.phases.size(); ++p)
       for (const auto& [l, b] : lm.phases[p].link_bytes) add_mirror_bytes(p, l, b);
   }
-  lowered_.push_back(std::move(out));
-  return index;
+  return out;
 }
 
 // The record of the op at template index `top` on stream `key`, replacing the oldest one in the
@@ -751,7 +766,7 @@ void Engine::arrive(std::uint32_t key, std::uint32_t top) {
   }
   Instance& in = inst_[id];
   const auto& first = g_.collectives()[tops_[in.top].payload];
-  if (in.top != top && (first.kind != mine.kind || first.bytes != mine.bytes))
+  if (in.top != top && (first.kind != mine.kind || first.bytes != mine.bytes || first.then != mine.then))
     throw core::Error(core::ErrorKind::input,
                       fmt::format("op {} on rank {}: call {} on group {} is a {} of {} bytes but other members "
                                   "made it a {} of {} bytes",

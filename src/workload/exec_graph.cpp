@@ -122,7 +122,7 @@ bool ExecutionGraph::end_rank(RankId r) {
     for (std::size_t i = 0; i < colls.size(); ++i) {
       const Collective& x = collectives_[k.colls[i]];
       const Collective& y = collectives_[colls[i]];
-      if (x.kind != y.kind || x.dim != y.dim || x.bytes != y.bytes || x.name != y.name) return false;
+      if (!same_call(x, y)) return false;
       auto [f, fnew] = fwd.emplace(x.group, y.group);
       auto [g, gnew] = bwd.emplace(y.group, x.group);
       if (f->second != y.group || g->second != x.group) return false;
@@ -177,7 +177,7 @@ void ExecutionGraph::add_replica(RankId r, std::uint32_t kept, std::vector<std::
     if (colls[i] >= collectives_.size()) fail(fmt::format("collective {} of {}", colls[i], collectives_.size()));
     const Collective& x = collectives_[k.colls[i]];
     const Collective& y = collectives_[colls[i]];
-    if (x.kind != y.kind || x.dim != y.dim || x.bytes != y.bytes || x.name != y.name)
+    if (!same_call(x, y))
       fail(fmt::format("collective {} ('{}') does not copy the kept rank's {} ('{}')", colls[i], y.name, k.colls[i], x.name));
     auto [f, fnew] = fwd.emplace(x.group, y.group);
     auto [b, bnew] = bwd.emplace(y.group, x.group);

@@ -180,8 +180,17 @@ std::string graph_to_json(const ExecutionGraph& g) {
   for (std::size_t i = 0; i < g.collectives().size(); ++i) {
     const Collective& c = g.collectives()[i];
     out += i ? ",\n" : "\n";
-    out += fmt::format("[{},\"{}\",\"{}\",{},{}]", str(c.name), to_string(c.kind), to_string(c.dim), c.group,
+    out += fmt::format("[{},\"{}\",\"{}\",{},{}", str(c.name), to_string(c.kind), to_string(c.dim), c.group,
                        num(c.bytes.value()));
+    if (!c.then.empty()) {
+      // The collectives it runs right after itself, as [name, kind, bytes] (Collective::then).
+      out += ",[";
+      for (std::size_t pi = 0; pi < c.then.size(); ++pi)
+        out += fmt::format("{}[{},\"{}\",{}]", pi ? "," : "", str(c.then[pi].name), to_string(c.then[pi].kind),
+                           num(c.then[pi].bytes.value()));
+      out += "]";
+    }
+    out += "]";
   }
   out += "],\n\"ops\":[";
   for (std::size_t i = 0; i < g.ops().size(); ++i) {
@@ -324,7 +333,9 @@ ExecutionGraph graph_from_json(const std::string& text, const std::string& file)
   const json& colls = r.array(doc["collectives"], "collectives");
   for (std::size_t i = 0; i < colls.size(); ++i) {
     std::string path = fmt::format("collectives[{}]", i);
-    const json& cj = r.array(colls[i], path, 5);
+    const json& cj = r.array(colls[i], path);
+    if (cj.size() != 5 && cj.size() != 6)
+      r.fail(path, fmt::format("expected 5 fields (6 with the collectives it runs after itself), got {}", cj.size()));
     Collective c;
     c.name = r.string(cj[0], path + ".name");
     c.kind = static_cast<CollectiveKind>(r.choice(cj[1], path + ".kind", kKindNames));
@@ -334,6 +345,19 @@ ExecutionGraph graph_from_json(const std::string& text, const std::string& file)
       r.fail(path + ".group", fmt::format("group {} does not exist; {} groups are defined", group, g.groups().size()));
     c.group = static_cast<GroupId>(group);
     c.bytes = core::Bytes(r.non_negative(cj[4], path + ".bytes"));
+    if (cj.size() == 6) {
+      const json& then = r.array(cj[5], path + ".then");
+      if (then.empty()) r.fail(path + ".then", "a collective's list of those it runs after itself may not be empty");
+      for (std::size_t pi = 0; pi < then.size(); ++pi) {
+        const std::string pp = fmt::format("{}.then[{}]", path, pi);
+        const json& pj = r.array(then[pi], pp, 3);
+        CollectivePart part;
+        part.name = r.string(pj[0], pp + ".name");
+        part.kind = static_cast<CollectiveKind>(r.choice(pj[1], pp + ".kind", kKindNames));
+        part.bytes = core::Bytes(r.non_negative(pj[2], pp + ".bytes"));
+        c.then.push_back(std::move(part));
+      }
+    }
     g.add_collective(std::move(c));
   }
 

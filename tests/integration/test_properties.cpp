@@ -342,6 +342,38 @@ TEST_CASE("fused and unfused blocks give the same step time") {
   CHECK(rel_diff(sim(e, Fidelity::full, true).step_time_s, sim(e, Fidelity::full, false).step_time_s) <= kSameTolerance);
 }
 
+TEST_CASE("fusing back-to-back collectives changes the op count and nothing else") {
+  // A sequence-parallel step's reduce-scatter and the next all-gather on one TP group run as one
+  // op (workload::Collective::then). The second always started the instant the first ended, so
+  // the whole report — step time, breakdown, power, every rank — must be the same byte for byte,
+  // in both fidelities; only the op count falls.
+  int fused_some = 0;
+  for (const Config& c : small_configs()) {
+    CAPTURE(c.label());
+    const Experiment e = load(c);
+    for (Fidelity f : {Fidelity::symmetric, Fidelity::full}) {
+      CAPTURE(static_cast<int>(f));
+      inflect::plan::CompileOptions co;
+      co.fidelity = f;
+      const auto with = inflect::plan::compile(e, co).graph;
+      co.fuse_collectives = false;
+      const auto without = inflect::plan::compile(e, co).graph;
+      SimulateOptions o;
+      o.fidelity = f;
+      RunReport a = inflect::analysis::simulate_graph(e, with, nullptr, "trace", o);
+      RunReport b = inflect::analysis::simulate_graph(e, without, nullptr, "trace", o);
+      const bool any = std::any_of(with.collectives().begin(), with.collectives().end(), [](const auto& x) { return !x.then.empty(); });
+      fused_some += any;
+      if (any) CHECK(a.simulator.ops < b.simulator.ops);
+      else CHECK(a.simulator.ops == b.simulator.ops);
+      a.simulator.ops = b.simulator.ops = 0;
+      a.simulator.events = b.simulator.events = 0;
+      CHECK(inflect::io::report_to_json(a, false) == inflect::io::report_to_json(b, false));
+    }
+  }
+  CHECK(fused_some >= 20);
+}
+
 TEST_CASE("an exported execution graph replays to the same step time") {
   // The graph `inflect export` writes (fused blocks) and the per-kernel one, each in both
   // fidelities, on four configurations. Three paths must agree with the direct run: the compiled

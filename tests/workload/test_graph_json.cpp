@@ -100,6 +100,21 @@ TEST_CASE("graph JSON round trip is byte-identical") {
   CHECK(graph_to_json(small_graph()) == a);
 }
 
+TEST_CASE("a fused collective's followers survive export and import") {
+  ExecutionGraph g = small_graph();
+  Collective fused = g.collectives()[0];
+  fused.name = "tp_rs+tp_ag";
+  fused.kind = CollectiveKind::reduce_scatter;
+  fused.then.push_back(CollectivePart{CollectiveKind::all_gather, inflect::core::Bytes(1.0 / 3.0), "tp_ag"});
+  g.add_collective(fused);
+  const std::string text = graph_to_json(g);
+  const ExecutionGraph back = graph_from_json(text, "fused.json");
+  REQUIRE(back.collectives().size() == 2);
+  CHECK(same_call(back.collectives()[1], fused));
+  CHECK(back.collectives()[0].then.empty());
+  CHECK(graph_to_json(back) == text);
+}
+
 TEST_CASE("corrupt graph JSON is an input error naming the field") {
   const std::string good = graph_to_json(small_graph());
   SUBCASE("not JSON") { expect_input_error("{\"format\": ", "not valid JSON"); }
@@ -125,6 +140,16 @@ TEST_CASE("corrupt graph JSON is an input error naming the field") {
     expect_input_error(replace(good, "[0,0,0,0,0,0,3]", "[3,0,0,0,0,0,3]"), "not simulated");
   }
   SUBCASE("collective names a missing group") { expect_input_error(replace(good, "\"tp\",0,", "\"tp\",5,"), "group 5 does not exist"); }
+  SUBCASE("fused collective: empty or malformed followers") {
+    // The all-reduce's entry is ["tp_ar","all_reduce","tp",0,50331648]; a sixth field lists what
+    // it runs after itself as [name, kind, bytes].
+    expect_input_error(replace(good, "\"tp\",0,50331648.0]", "\"tp\",0,50331648.0,[]]"), "collectives[0].then: a collective's list");
+    expect_input_error(replace(good, "\"tp\",0,50331648.0]", "\"tp\",0,50331648.0,[[\"ag\",\"all_gather\"]]]"),
+                       "collectives[0].then[0]: expected 3 fields, got 2");
+    expect_input_error(replace(good, "\"tp\",0,50331648.0]", "\"tp\",0,50331648.0,[[\"ag\",\"al_gather\",1]]]"),
+                       "did you mean 'all_gather'");
+    expect_input_error(replace(good, "\"tp\",0,50331648.0]", "\"tp\",0,50331648.0,[],1]"), "collectives[0]: expected 5 fields (6 with");
+  }
   SUBCASE("duplicate stream") { expect_input_error(replace(good, "[\"compute\",\"comm\"]", "[\"comm\",\"comm\"]"), "listed twice"); }
   SUBCASE("huge integer") { expect_input_error(replace(good, "\"total_ranks\":4", "\"total_ranks\":18446744073709551615"), "out of range"); }
 }

@@ -23,6 +23,9 @@ struct CompileOptions {
   Fidelity fidelity = Fidelity::symmetric;
   /// One op per block between communication points (true) or one op per kernel (false).
   bool fuse_blocks = true;
+  /// With fuse_blocks: also one op per run of collectives back to back on one group
+  /// (workload::Collective::then; same timing). False keeps one op per collective.
+  bool fuse_collectives = true;
   /// Full fidelity: emit each pipeline stage's first rank and add the stage's other ranks as
   /// replicas of it by replaying its process-group requests from their coordinates (true), or
   /// emit every rank and let ExecutionGraph::end_rank compare (false). Same graph either way (a

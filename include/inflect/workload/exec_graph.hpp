@@ -49,13 +49,34 @@ struct Kernel {
 /// bytes follow nccl-tests' conventions so figures compare with its output: all_reduce = the
 /// buffer each rank reduces; reduce_scatter and all_gather = the whole (gathered) buffer S;
 /// all_to_all = each rank's whole send buffer; send_recv = the message.
+/// A collective that follows another on the same group and dimension, back to back (see
+/// Collective::then).
+struct CollectivePart {
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  core::Bytes bytes;
+  std::string name;
+  bool operator==(const CollectivePart&) const = default;
+};
+
 struct Collective {
   CollectiveKind kind = CollectiveKind::all_reduce;
   ParallelDim dim = ParallelDim::dp;
   GroupId group = 0;
   core::Bytes bytes;
   std::string name;
+  /// Collectives issued right after this one on the same group, each starting when the one before
+  /// ends and nothing else waiting for those in between (a sequence-parallel block's
+  /// reduce-scatter and the next block's all-gather): one op runs them in order, as the compiler
+  /// fuses the kernels between two communication points (Kernel::parts). `name` then joins all
+  /// the names with '+'. Empty for a single collective.
+  std::vector<CollectivePart> then{};
 };
+
+/// Whether two collectives make the same call up to their groups: kind, dimension, size, name and
+/// what follows them.
+inline bool same_call(const Collective& a, const Collective& b) {
+  return a.kind == b.kind && a.dim == b.dim && a.bytes == b.bytes && a.name == b.name && a.then == b.then;
+}
 
 /// A process group. `mirrors` lists, for symmetric fidelity only, the groups of the ranks that the
 /// simulated members stand for: they run the same collective at the same time on other links.
