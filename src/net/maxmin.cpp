@@ -43,12 +43,14 @@ MaxMinSystem::VarId MaxMinSystem::add_variable(std::span<const std::pair<ConsId,
   v.uses.resize(usage.size());
   bool strictly_sorted = true, alone = true;
   const auto ncons = static_cast<ConsId>(cons_.size());
+  double alone_rate = bound;
   for (std::size_t i = 0; i < usage.size(); ++i) {
     const auto [c, w] = usage[i];
     core::check_invariant(c < ncons && w > 0, "variable usage must name a constraint with positive weight");
     v.uses[i] = Use{c, w};
     if (i > 0 && !(usage[i - 1].first < c)) strictly_sorted = false;
     if (occupant_[c] != kNoVar) alone = false;
+    alone_rate = std::min(alone_rate, capacity_[c] / w);
   }
   // Merge duplicate constraints (sort, then sum neighbours): O(u log u) for wide transfers. The
   // engine passes strictly increasing constraint ids already.
@@ -61,7 +63,10 @@ MaxMinSystem::VarId MaxMinSystem::add_variable(std::span<const std::pair<ConsId,
       else v.uses[out++] = v.uses[i];
     }
     v.uses.resize(out);
+    alone_rate = bound;
+    for (const Use& u : v.uses) alone_rate = std::min(alone_rate, capacity_[u.cons] / u.weight);
   }
+  v.alone_rate = alone_rate;
   // A variable on constraints nobody else uses is a component of its own (the common case: a
   // collective on links no other transfer crosses): its rate is known without a search, and it
   // stays out of the constraints' lists unless another variable joins one of them.
@@ -133,9 +138,7 @@ void MaxMinSystem::solve(std::vector<VarId>& changed) {
     // Still alone? A variable that joined one of its constraints since entered it in their
     // lists and made them dirty: the component search below solves both.
     if (!var.solo) continue;
-    double rate = var.bound;
-    for (const Use& u : var.uses) rate = std::min(rate, capacity_[u.cons] / u.weight);
-    var.rate = rate;
+    var.rate = var.alone_rate;  // capacities are fixed: computed when it was added
     changed.push_back(id);
   }
   isolated_.clear();
@@ -171,8 +174,7 @@ void MaxMinSystem::solve(std::vector<VarId>& changed) {
       // The common case (a collective on links nobody else uses): the rate is the tightest
       // constraint's capacity over the variable's weight on it, or its bound.
       Var& var = vars_[comp_vars_.front()];
-      double rate = var.bound;
-      for (const Use& u : var.uses) rate = std::min(rate, capacity_[u.cons] / u.weight);
+      const double rate = var.alone_rate;
       if (rate != var.rate || var.rate == 0) changed.push_back(comp_vars_.front());
       var.rate = rate;
       continue;

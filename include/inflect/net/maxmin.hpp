@@ -60,6 +60,7 @@ class MaxMinSystem {
     std::vector<std::uint32_t> slot;  // position of this var in each used constraint's list
     double bound = kUnbounded;
     double rate = 0;
+    double alone_rate = 0;  // min(bound, capacity / weight over its constraints): its rate when alone
     bool live = false;
     bool solo = false;      // marked on its constraints, not in their lists (see above)
     bool fixed = false;     // scratch for solve
