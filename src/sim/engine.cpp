@@ -124,7 +124,11 @@ class Engine {
   OpId orig(std::uint32_t slot, std::uint32_t top) const {
     return op_id(slot, tlocal_[top]);
   }
-  std::uint32_t lowered_for(GroupId group, const workload::Collective& c);
+  // Paths taken once per group and size, or only on bad input, kept out of line so that the hot
+  // functions they would be inlined into (start_head, finish_op) stay small.
+  [[gnu::noinline]] std::uint32_t lowered_for(GroupId group, const workload::Collective& c);
+  [[gnu::noinline, gnu::cold]] void mismatched_call(std::uint32_t slot, std::uint32_t top, std::uint32_t inst);
+  [[gnu::noinline]] void grow_ring(std::uint32_t key);
   bool deps_done(std::uint32_t base, std::uint32_t top) const {
     for (std::uint32_t d = tops_[top].dep_begin, e = tops_[top + 1].dep_begin; d < e; ++d) {
       const std::uint32_t dep = tdeps_[d];
@@ -626,18 +630,22 @@ Engine::Record& Engine::put_record(std::uint32_t key, std::uint32_t top) {
   while (true) {
     Record& r = recs_[st_[key].ring_at + (pos & st_[key].ring_mask)];
     if (r.top == kNone || r.end <= sl_[slot].idle_since) return r;
-    // Grow: a block twice the size at the end of the pool (the old one is left unused).
-    const std::uint32_t first = st_[key].first;
-    const std::uint32_t old_at = st_[key].ring_at, old_size = st_[key].ring_mask + 1;
-    const auto at = static_cast<std::uint32_t>(recs_.size());
-    recs_.resize(recs_.size() + 2 * old_size);
-    for (std::uint32_t i = 0; i < old_size; ++i) {
-      const Record old = recs_[old_at + i];
-      if (old.top != kNone) recs_[at + ((old.top - first) & (2 * old_size - 1))] = old;
-    }
-    st_[key].ring_at = at;
-    st_[key].ring_mask = 2 * old_size - 1;
+    grow_ring(key);
   }
+}
+
+// Grow: a block twice the size at the end of the pool (the old one is left unused).
+void Engine::grow_ring(std::uint32_t key) {
+  const std::uint32_t first = st_[key].first;
+  const std::uint32_t old_at = st_[key].ring_at, old_size = st_[key].ring_mask + 1;
+  const auto at = static_cast<std::uint32_t>(recs_.size());
+  recs_.resize(recs_.size() + 2 * old_size);
+  for (std::uint32_t i = 0; i < old_size; ++i) {
+    const Record old = recs_[old_at + i];
+    if (old.top != kNone) recs_[at + ((old.top - first) & (2 * old_size - 1))] = old;
+  }
+  st_[key].ring_at = at;
+  st_[key].ring_mask = 2 * old_size - 1;
 }
 
 Engine::Record& Engine::record(std::uint32_t slot, std::uint32_t top) {
@@ -767,13 +775,20 @@ void Engine::arrive(std::uint32_t key, std::uint32_t top) {
   Instance& in = inst_[id];
   const auto& first = g_.collectives()[tops_[in.top].payload];
   if (in.top != top && (first.kind != mine.kind || first.bytes != mine.bytes || first.then != mine.then))
-    throw core::Error(core::ErrorKind::input,
-                      fmt::format("op {} on rank {}: call {} on group {} is a {} of {} bytes but other members "
-                                  "made it a {} of {} bytes",
-                                  orig(slot, top), g_.simulated_ranks()[slot], t.ordinal, group, workload::to_string(mine.kind),
-                                  mine.bytes.value(), workload::to_string(first.kind), first.bytes.value()));
+    mismatched_call(slot, top, id);
   in.members.push_back(key);
   if (in.members.size() == in.needed) start_collective(id);
+}
+
+void Engine::mismatched_call(std::uint32_t slot, std::uint32_t top, std::uint32_t inst) {
+  const auto& mine = g_.collectives()[tops_[top].payload];
+  const auto& first = g_.collectives()[tops_[inst_[inst].top].payload];
+  throw core::Error(core::ErrorKind::input,
+                    fmt::format("op {} on rank {}: call {} on group {} is a {} of {} bytes{} but other members "
+                                "made it a {} of {} bytes{}",
+                                orig(slot, top), g_.simulated_ranks()[slot], tops_[top].ordinal, inst_[inst].group,
+                                workload::to_string(mine.kind), mine.bytes.value(), mine.then.empty() ? "" : " (with more after it)",
+                                workload::to_string(first.kind), first.bytes.value(), first.then.empty() ? "" : " (with more after it)"));
 }
 
 void Engine::start_collective(std::uint32_t inst) {
