@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--json", run.json, "print report.json on stdout and nothing else");
   run_cmd->add_option("--fidelity", run.fidelity, "full (every rank) or symmetric (one rank per class)")
       ->check(CLI::IsMember({"full", "symmetric"}));
-  run_cmd->add_flag("--unfused", run.unfused, "one op per kernel instead of one per block (same timing, bigger trace)");
+  run_cmd->add_flag("--unfused", run.unfused, "one op per kernel and per collective instead of one per block or run of back-to-back collectives (same timing, bigger trace)");
   run_cmd->add_option("--trace-ranks", run.trace_ranks, "ranks kept in trace.json (default 64)")->check(CLI::PositiveNumber);
   run_cmd->add_flag("--no-trace", run.no_trace, "do not write trace.json");
   run_cmd->add_flag("--oneline", run.oneline, "print a one-line summary instead of the full one");
