@@ -205,9 +205,9 @@ class Compiler {
   };
   struct StageRecording {
     bool usable = false;
-    std::vector<GroupAsk> groups;  // distinct, in first-ask order
-    std::vector<CollAsk> colls;    // distinct, in first-ask order (plain and fused share the ids)
-    std::uint32_t kept = 0;                                // the kept rank the stage's ranks copy
+    std::vector<GroupAsk> groups;           // distinct, in first-ask order
+    std::vector<CollAsk> colls;             // distinct, in first-ask order (plain and fused share ids)
+    std::uint32_t kept = 0;                 // the kept rank the stage's ranks copy
     std::vector<std::uint32_t> kept_colls;  // the emitted rank's counterparts of that rank's collectives
   };
   std::vector<StageRecording> stage_recordings_;
