@@ -145,13 +145,19 @@ void ChromeTraceWriter::on_end(const workload::ExecutionGraph& graph, core::Time
                        ",\n{{\"name\":{},\"cat\":\"wait\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{},\"tid\":{},"
                        "\"args\":{{\"op\":{},\"waiting_for\":\"other members of the group\"}}}}",
                        quoted("wait " + op_label(graph, op)), to_us(sp.posted), to_us(sp.start - sp.posted), op.rank, op.stream, sp.op);
+      // A fused run of collectives (Collective::then): the args list the ones after the first.
+      std::string then;
+      for (std::size_t i = 0; i < c.then.size(); ++i)
+        then += fmt::format("{}{{\"name\":{},\"collective\":\"{}\",\"bytes\":{}}}", i ? "," : ",\"then\":[", quoted(c.then[i].name),
+                            workload::to_string(c.then[i].kind), c.then[i].bytes.value());
+      if (!then.empty()) then += ']';
       fmt::format_to(buf_it,
                      ",\n{{\"name\":{},\"cat\":\"comm.{}\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{},\"tid\":{},"
                      "\"args\":{{\"op\":{},\"phase\":\"{}\",\"layer\":{},\"micro_batch\":{},\"collective\":\"{}\",\"dim\":\"{}\","
-                     "\"group\":{},\"group_size\":{},\"bytes\":{}}}}}",
+                     "\"group\":{},\"group_size\":{},\"bytes\":{}{}}}}}",
                      name, workload::to_string(c.dim), to_us(sp.start), to_us(sp.end - sp.start), op.rank, op.stream, sp.op,
                      workload::to_string(op.phase), op.layer, op.micro_batch, workload::to_string(c.kind), workload::to_string(c.dim),
-                     c.group, group_size, c.bytes.value());
+                     c.group, group_size, c.bytes.value(), then);
     }
   }
   // Counter tracks per rank, in time order (stable: same-time samples keep the engine's order).
