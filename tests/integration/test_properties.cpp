@@ -473,6 +473,9 @@ TEST_CASE("a full-fidelity graph stored with replicas runs exactly as its expand
   (void)inflect::analysis::simulate_graph(e, graph.expanded(), nullptr, "trace", ob);
   CHECK(a.json().size() > 1000);
   CHECK(a.json() == b.json());
+  // Its fused collectives (sequence parallelism: a reduce-scatter and the next all-gather) list the
+  // part after the first in their args.
+  CHECK(a.json().find("\"then\":[{\"name\":\"tp_ag_mlp\",\"collective\":\"all_gather\"") != std::string::npos);
 }
 
 TEST_CASE("stage replay builds the same full-fidelity graph as emitting every rank") {
