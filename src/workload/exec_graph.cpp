@@ -117,16 +117,7 @@ bool ExecutionGraph::end_rank(RankId r) {
       coll_stamp_a_[k.colls[i]] = theirs;
       coll_slot_a_[k.colls[i]] = static_cast<std::uint32_t>(i);
     }
-    // Collective by collective: the same call on groups that correspond one-to-one.
-    std::map<GroupId, GroupId> fwd, bwd;
-    for (std::size_t i = 0; i < colls.size(); ++i) {
-      const Collective& x = collectives_[k.colls[i]];
-      const Collective& y = collectives_[colls[i]];
-      if (!same_call(x, y)) return false;
-      auto [f, fnew] = fwd.emplace(x.group, y.group);
-      auto [g, gnew] = bwd.emplace(y.group, x.group);
-      if (f->second != y.group || g->second != x.group) return false;
-    }
+    if (!copy_mismatch(k.colls, colls, nullptr).empty()) return false;
     // Op by op.
     for (std::uint32_t j = 0; j < count; ++j) {
       const Op& x = ops_[k.first + j];
@@ -144,16 +135,9 @@ bool ExecutionGraph::end_rank(RankId r) {
   if (auto it = kept_by_count_.find(count); it != kept_by_count_.end()) {
     for (std::uint32_t ki : it->second) {
       if (!is_copy_of(kept_[ki])) continue;
-      Replica rep;
-      rep.rank = r;
-      rep.kept = ki;
-      rep.offset = static_cast<std::uint32_t>(replica_ops_);
-      rep.colls = std::move(colls);
-      rep.expanded_first = static_cast<OpId>(expanded_total_before(b));
-      replica_ops_ += count;
       if (b < e) deps_.resize(ops_[b].dep_begin);
       ops_.resize(b);
-      replicas_.push_back(std::move(rep));
+      push_replica(r, ki, std::move(colls));
       return true;
     }
   }
@@ -164,39 +148,50 @@ bool ExecutionGraph::end_rank(RankId r) {
   return false;
 }
 
-void ExecutionGraph::add_replica(RankId r, std::uint32_t kept, std::vector<std::uint32_t> colls) {
-  auto fail = [&](const std::string& what) {
-    throw core::Error(core::ErrorKind::input, fmt::format("add_replica({}): {}", r, what));
-  };
-  if (rank_mark_ != ops_.size()) fail(fmt::format("{} ops were added since the last end_rank", ops_.size() - rank_mark_));
-  if (kept >= kept_.size()) fail(fmt::format("kept rank {} of {}", kept, kept_.size()));
-  const KeptRank& k = kept_[kept];
-  if (colls.size() != k.colls.size()) fail(fmt::format("{} collectives for a kept rank with {}", colls.size(), k.colls.size()));
+// Why `colls` is not a copy of `kept` (the kept rank's collectives, first-use order), or "" when
+// it is: the same call, collective by collective, on groups that correspond one-to-one; with
+// `member`, also each group containing that rank.
+std::string ExecutionGraph::copy_mismatch(const std::vector<std::uint32_t>& kept, const std::vector<std::uint32_t>& colls,
+                                          const RankId* member) const {
+  if (colls.size() != kept.size()) return fmt::format("{} collectives for a kept rank with {}", colls.size(), kept.size());
   std::map<GroupId, GroupId> fwd, bwd;
   for (std::size_t i = 0; i < colls.size(); ++i) {
-    if (colls[i] >= collectives_.size()) fail(fmt::format("collective {} of {}", colls[i], collectives_.size()));
-    const Collective& x = collectives_[k.colls[i]];
+    if (colls[i] >= collectives_.size()) return fmt::format("collective {} of {}", colls[i], collectives_.size());
+    const Collective& x = collectives_[kept[i]];
     const Collective& y = collectives_[colls[i]];
-    if (!same_call(x, y))
-      fail(fmt::format("collective {} ('{}') does not copy the kept rank's {} ('{}')", colls[i], y.name, k.colls[i], x.name));
+    if (!same_call(x, y)) return fmt::format("collective {} ('{}') does not copy the kept rank's {} ('{}')", colls[i], y.name, kept[i], x.name);
     auto [f, fnew] = fwd.emplace(x.group, y.group);
     auto [b, bnew] = bwd.emplace(y.group, x.group);
     if (f->second != y.group || b->second != x.group)
-      fail(fmt::format("collective '{}': groups {} and {} do not correspond one-to-one", y.name, x.group, y.group));
-    if (fnew) {
+      return fmt::format("collective '{}': groups {} and {} do not correspond one-to-one", y.name, x.group, y.group);
+    if (member && fnew) {
       const auto& members = groups_[y.group].members;
-      if (std::find(members.begin(), members.end(), r) == members.end())
-        fail(fmt::format("collective '{}': rank {} is not a member of group {}", y.name, r, y.group));
+      if (std::find(members.begin(), members.end(), *member) == members.end())
+        return fmt::format("collective '{}': rank {} is not a member of group {}", y.name, *member, y.group);
     }
   }
+  return {};
+}
+
+void ExecutionGraph::push_replica(RankId r, std::uint32_t kept, std::vector<std::uint32_t> colls) {
   Replica rep;
   rep.rank = r;
   rep.kept = kept;
   rep.offset = static_cast<std::uint32_t>(replica_ops_);
   rep.colls = std::move(colls);
   rep.expanded_first = static_cast<OpId>(expanded_total_before(ops_.size()));
-  replica_ops_ += k.count;
+  replica_ops_ += kept_[kept].count;
   replicas_.push_back(std::move(rep));
+}
+
+void ExecutionGraph::add_replica(RankId r, std::uint32_t kept, std::vector<std::uint32_t> colls) {
+  auto fail = [&](const std::string& what) {
+    throw core::Error(core::ErrorKind::input, fmt::format("add_replica({}): {}", r, what));
+  };
+  if (rank_mark_ != ops_.size()) fail(fmt::format("{} ops were added since the last end_rank", ops_.size() - rank_mark_));
+  if (kept >= kept_.size()) fail(fmt::format("kept rank {} of {}", kept, kept_.size()));
+  if (std::string why = copy_mismatch(kept_[kept].colls, colls, &r); !why.empty()) fail(why);
+  push_replica(r, kept, std::move(colls));
 }
 
 OpId ExecutionGraph::expanded_id(OpId id) const {

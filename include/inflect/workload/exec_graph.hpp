@@ -235,6 +235,11 @@ class ExecutionGraph {
   std::vector<std::uint32_t> coll_slot_a_, coll_slot_b_, coll_stamp_a_, coll_stamp_b_;
   std::uint32_t stamp_ = 0;
   std::uint32_t replica_slot_of(const Replica& rep, std::uint32_t kept_payload) const;
+  /// end_rank's and add_replica's check on the collectives; "" when they correspond.
+  std::string copy_mismatch(const std::vector<std::uint32_t>& kept, const std::vector<std::uint32_t>& colls,
+                            const RankId* member) const;
+  /// Records `r` as a replica of kept rank `kept` whose ops end at ops().size().
+  void push_replica(RankId r, std::uint32_t kept, std::vector<std::uint32_t> colls);
   /// Ops the ranks ended before kept op `kept_id` (stored or replicated) amount to in expanded().
   std::size_t expanded_total_before(std::size_t kept_id) const { return kept_id + replica_ops_; }
 };
