@@ -531,7 +531,7 @@ bool Engine::matches(const RankClass& c, std::uint32_t slot) {
     const auto& cb = colls[b.payload];
     if (a.payload != b.payload) {  // the same entry is the same call
       const auto& ca = colls[a.payload];
-      if (ca.kind != cb.kind || ca.dim != cb.dim || ca.bytes != cb.bytes || ca.then != cb.then) return fail();
+      if (!workload::same_traffic(ca, cb) || ca.dim != cb.dim) return fail();
     }
     const std::uint32_t role = tops_[c.top_of_local[j]].role;
     if (bind_[bind + role] == kNone) bind_[bind + role] = cb.group;
@@ -550,7 +550,7 @@ std::uint32_t Engine::lowered_for(GroupId group, const workload::Collective& c) 
   // lower once.
   auto& mine = lowered_of_group_[group];
   for (const auto& k : mine)
-    if (k.c->kind == c.kind && k.c->bytes == c.bytes && k.c->then == c.then) return k.index;
+    if (workload::same_traffic(*k.c, c)) return k.index;
   const auto index = static_cast<std::uint32_t>(lowered_.size());
   mine.push_back(LoweredKey{&c, index});
   // A collective with followers (Collective::then) runs their phases after its own, in order.
@@ -564,13 +564,9 @@ std::uint32_t Engine::lowered_for(GroupId group, const workload::Collective& c) 
 }
 
 std::vector<ReadyPhase> Engine::lower(GroupId group, workload::CollectiveKind kind, core::Bytes bytes) {
-  struct {
-    workload::CollectiveKind kind;
-    core::Bytes bytes;
-  } c{kind, bytes};
   const auto& grp = g_.groups()[group];
-  const net::CollectiveOp op = to_net(c.kind);
-  net::LoweredCollective rep = net::lower_collective(op, grp.members, c.bytes, topo_, opt_.tuning);
+  const net::CollectiveOp op = to_net(kind);
+  net::LoweredCollective rep = net::lower_collective(op, grp.members, bytes, topo_, opt_.tuning);
   // A mirror inside one node that holds none of the representative's members crosses only that
   // node's scale-up links, none of which the representative's routes cross (a route leaves a
   // node only through its NICs): it adds no weight, so it is not lowered (the TP groups of the
@@ -609,10 +605,10 @@ std::vector<ReadyPhase> Engine::lower(GroupId group, workload::CollectiveKind ki
       // plan has a thousand per pipeline boundary).
       if (m[0] == m[1]) continue;
       const net::Path path = topo_.route(m[0], m[1]);
-      for (int i = 0; i < path.size; ++i) add_mirror_bytes(0, path.links[static_cast<std::size_t>(i)], c.bytes.value());
+      for (int i = 0; i < path.size; ++i) add_mirror_bytes(0, path.links[static_cast<std::size_t>(i)], bytes.value());
       continue;
     }
-    const net::LoweredCollective lm = net::lower_collective(op, m, c.bytes, topo_, opt_.tuning);
+    const net::LoweredCollective lm = net::lower_collective(op, m, bytes, topo_, opt_.tuning);
     for (std::size_t p = 0; p < lm.phases.size(); ++p)
       for (const auto& [l, b] : lm.phases[p].link_bytes) add_mirror_bytes(p, l, b);
   }
@@ -774,7 +770,7 @@ void Engine::arrive(std::uint32_t key, std::uint32_t top) {
   }
   Instance& in = inst_[id];
   const auto& first = g_.collectives()[tops_[in.top].payload];
-  if (in.top != top && (first.kind != mine.kind || first.bytes != mine.bytes || first.then != mine.then))
+  if (in.top != top && !workload::same_traffic(first, mine))
     mismatched_call(slot, top, id);
   in.members.push_back(key);
   if (in.members.size() == in.needed) start_collective(id);

@@ -72,11 +72,15 @@ struct Collective {
   std::vector<CollectivePart> then{};
 };
 
-/// Whether two collectives make the same call up to their groups: kind, dimension, size, name and
-/// what follows them.
-inline bool same_call(const Collective& a, const Collective& b) {
-  return a.kind == b.kind && a.dim == b.dim && a.bytes == b.bytes && a.name == b.name && a.then == b.then;
+/// Whether two collectives move the same data on a group: kind, size and what follows them (they
+/// lower to the same transfers, and NCCL-style matching takes one for the other).
+inline bool same_traffic(const Collective& a, const Collective& b) {
+  return a.kind == b.kind && a.bytes == b.bytes && a.then == b.then;
 }
+
+/// Whether two collectives make the same call up to their groups: the same traffic, dimension and
+/// name.
+inline bool same_call(const Collective& a, const Collective& b) { return same_traffic(a, b) && a.dim == b.dim && a.name == b.name; }
 
 /// A process group. `mirrors` lists, for symmetric fidelity only, the groups of the ranks that the
 /// simulated members stand for: they run the same collective at the same time on other links.
