@@ -66,6 +66,8 @@ constexpr int kTeRsSplits = 4;
 /// Kinds of process group, for the group cache key. PP groups are one per chunk boundary and
 /// direction of data (a pair: sender, receiver), so that each pairs its calls in micro-batch order.
 enum GroupType : std::uint64_t { kTp = 1, kCp, kDp, kPpAct, kPpGrad, kEp, kEdp, kRep, kCpRing, kTpRing, kMirror };
+/// Pairs named by their sender (a PP boundary, a TP/CP ring hop) rather than by their first member.
+constexpr bool named_by_sender(GroupType t) { return t == kPpAct || t == kPpGrad || t == kCpRing || t == kTpRing; }
 
 class Compiler {
  public:
@@ -204,6 +206,7 @@ class Compiler {
     std::uint32_t got = 0;
   };
   struct StageRecording {
+    bool recorded = false;  // its first rank has been emitted
     bool usable = false;
     std::vector<GroupAsk> groups;           // distinct, in first-ask order
     std::vector<CollAsk> colls;             // distinct, in first-ask order (plain and fused share ids)
@@ -347,13 +350,12 @@ GroupId Compiler::group(GroupType type, RankId r, int chunk) {
 
 // The key group_uncached files a group under: groups with the same key are the same group.
 std::uint64_t Compiler::group_key(GroupType type, RankId r, int chunk) const {
-  const bool pp = type == kPpAct || type == kPpGrad || type == kCpRing || type == kTpRing;  // pairs named by their sender
-  const RankId b = pp ? r : members(type, r, chunk).front();
+  const RankId b = named_by_sender(type) ? r : members(type, r, chunk).front();
   return (static_cast<std::uint64_t>(type) << 48) | (static_cast<std::uint64_t>(chunk) << 32) | static_cast<std::uint64_t>(b);
 }
 
 GroupId Compiler::group_uncached(GroupType type, RankId r, int chunk) {
-  const bool pp = type == kPpAct || type == kPpGrad || type == kCpRing || type == kTpRing;  // pairs named by their sender
+  const bool pp = named_by_sender(type);
   const std::uint64_t key = group_key(type, r, chunk);
   const RankId b = static_cast<RankId>(key & 0xffffffffu);
   auto it = groups_.find(key);
@@ -1226,14 +1228,13 @@ CompiledPlan Compiler::run() {
   g_.set_ranks(mesh_->ranks(), sim, reps);
   const bool replay_stages = o_.fidelity == Fidelity::full && o_.replay_stage_ranks;
   stage_recordings_.assign(static_cast<std::size_t>(p_.pp), StageRecording{});
-  std::vector<char> stage_recorded(static_cast<std::size_t>(p_.pp), 0);
   for (std::size_t i = 0; i < sim.size(); ++i) {
     const auto stage = static_cast<std::size_t>(mesh_->coords(sim[i]).pp);
     // Full fidelity: a stage's later ranks replay its first rank's requests (see StageRecording).
     if (replay_stages && stage_recordings_[stage].usable && replay(sim[i], stage_recordings_[stage])) continue;
-    const bool record = replay_stages && !stage_recorded[stage];
+    const bool record = replay_stages && !stage_recordings_[stage].recorded;
     if (record) {
-      stage_recorded[stage] = 1;
+      stage_recordings_[stage].recorded = true;
       recording_ = &stage_recordings_[stage];
       recording_rank_ = sim[i];
       recorded_groups_.clear();
