@@ -100,7 +100,7 @@ KernelPower PowerModel::calibrate(KernelPower k) const {
       break;
     }
   }
-  k.cal_w = 0;
+  k.cal_w = 0;  // so that power_w computes it rather than returning the cached value
   k.cal_w = power_w(k, k.cal_level);
   return k;
 }

@@ -19,10 +19,8 @@ void DevicePowerTracker::reset(const PowerOptions& options, std::size_t slots) {
   const auto& th = model_->device().thermal;
   for (std::size_t i = 0; i < slots; ++i) {
     State& s = state_[i];
-    s.temp_c = options.devices[i].start_c;
+    set_temperature(s, options.devices[i].start_c);
     s.hot = options.devices[i].start_hot || s.temp_c >= th.slowdown_c;
-    s.base_w = model_->idle_w() + model_->leakage_w(s.temp_c);
-    refresh(s);
     s.peak_w = model_->idle_w();
     out_[i].peak_c = s.temp_c;
   }
@@ -52,9 +50,7 @@ void DevicePowerTracker::update_temperature(std::uint32_t slot, core::Time now) 
   const auto& th = model_->device().thermal;
   // Within a window the temperature moves monotonically towards coolant + P R, so its peak over
   // the window is at one of the ends; the start was counted by the window before.
-  s.temp_c = hw::rc_step(s.temp_c, c.coolant_c, s.window_j / dt, c.resistance_c_per_w, c.capacitance_j_per_c, dt);
-  s.base_w = model_->idle_w() + model_->leakage_w(s.temp_c);
-  refresh(s);
+  set_temperature(s, hw::rc_step(s.temp_c, c.coolant_c, s.window_j / dt, c.resistance_c_per_w, c.capacitance_j_per_c, dt));
   o.peak_c = std::max(o.peak_c, s.temp_c);
   if (s.temp_c >= th.shutdown_c) o.reached_shutdown = true;
   if (s.temp_c >= th.slowdown_c) s.hot = true;
@@ -80,12 +76,12 @@ double DevicePowerTracker::kernel_start(std::uint32_t slot, core::Time now, cons
   // kernel itself may draw is what is left (its dynamic part is spread over (1 + interference)).
   // At board power the calibrated clock stands (the calibration already ran under that limit).
   // Leakage above the calibration temperature comes off the limit too (power_w counts idle only).
-  const double leak = model_->leakage_w(s.temp_c);
+  const double leak = model_->leakage_w(s.temp_c);  // not base_w - idle: that differs in the last bit
   auto kernel_budget = [&](double device_w) {
     device_w -= leak;
     if (!s.comm) return device_w;
     const double idle = model_->idle_w();
-    return idle + (device_w - idle - comm_w_) * (1 + opt_.comm_interference);
+    return idle + (device_w - idle - comm_w_) * comm_slowdown_;
   };
   int level = opt_.cap_w >= model_->board_w() && leak == 0 ? k.cal_level : model_->level_under(k, kernel_budget(opt_.cap_w));
   s.limit = level < model_->top_level() ? hw::ClockLimit::power : hw::ClockLimit::none;

@@ -119,6 +119,12 @@ class DevicePowerTracker {
   }
   void close_average(std::uint32_t slot, core::Time now);
   void update_temperature(std::uint32_t slot, core::Time now);
+  /// The die temperature moved: leakage, so the idle-plus-leakage base and the power drawn, follow.
+  void set_temperature(State& s, double temp_c) const {
+    s.temp_c = temp_c;
+    s.base_w = model_->idle_w() + model_->leakage_w(temp_c);
+    refresh(s);
+  }
   /// Recomputes power_w from the state (after kernel_w, comm or temp_c changed).
   void refresh(State& s) const {
     s.power_w = s.comm ? s.base_w + s.kernel_w / comm_slowdown_ + comm_w_ : s.base_w + s.kernel_w;
