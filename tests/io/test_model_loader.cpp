@@ -119,7 +119,7 @@ TEST_CASE("validation experiments restate their cases.yaml entry faithfully") {
   // For each workloads/validation/*.yaml: the case it names exists; nodes x 8 = GPUs = tp*pp*dp;
   // the global batch, sequence length, layers and hidden match; the model map parses.
   namespace fs = std::filesystem;
-  auto cases = inflect::io::load_yaml_file(std::string(INFLECT_SHARED_DIR) + "/data/training/cases.yaml");
+  auto cases = inflect::io::load_yaml_file(std::string(INFLECT_SOURCE_DIR) + "/tests/data/training/cases.yaml");
   int checked = 0;
   for (const auto& entry : fs::directory_iterator(std::string(INFLECT_SOURCE_DIR) + "/workloads/validation")) {
     if (entry.path().extension() != ".yaml") continue;

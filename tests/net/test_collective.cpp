@@ -344,13 +344,8 @@ TEST_CASE("collective: busbw factors, single-member groups and forced algorithms
 
 namespace {
 
-std::string shared_file(const std::string& rel) {
-#ifdef INFLECT_SHARED_DIR
-  return std::string(INFLECT_SHARED_DIR) + "/" + rel;
-#else
-  return "../shared/" + rel;
-#endif
-}
+// The measurements live in tests/data/ (copied with their provenance; tests/data/README.md).
+std::string test_data(const std::string& rel) { return std::string(INFLECT_SOURCE_DIR) + "/tests/data/" + rel; }
 
 // The A100 file is a markdown table "| 1K | 0.04 |" whose sizes are nccl-tests' powers of two
 // written loosely in decimal (65K = 65536, 132K = 131072, 8G = 8589934592): read the figure with
@@ -416,7 +411,7 @@ TEST_CASE("collective: dgx-a100 all-reduce busbw vs nccl-tests (Azure ND A100 v4
   // busbw = S / T * 2(p-1)/p. At 8 GiB the ring's bytes dominate: T = 1.75 S / (300e9 * 0.772)
   // + 14 * 0.6 us + 6.6 us, so busbw = 231.6 GB/s * (1 - 7e-6): the efficiency was fitted on this
   // row, so this checks the busbw accounting, not a fit. Small sizes are printed, not asserted.
-  const auto rows = read_a100_table(shared_file("data/nccl/a100x8_allreduce_busbw-only_azure-nd_a100_v4.txt"));
+  const auto rows = read_a100_table(test_data("nccl/a100x8_allreduce_busbw-only_azure-nd_a100_v4.txt"));
   REQUIRE(rows.size() >= 20);
   Topology topo(dgx_a100(), 1);
   std::printf("\n dgx-a100 all-reduce, 8 GPUs: simulated vs measured busbw (nccl-tests, Azure ND A100 v4)\n");
@@ -438,7 +433,7 @@ TEST_CASE("collective: hgx-h200 ring busbw at 16 GiB vs measured (ml-engineering
   // 362.9 GB/s. Simulated busbw at 16 GiB: the ring's bytes per port are busbw_factor * S, so
   // busbw = 450 * 0.816 = 367.2 GB/s less the latency share (~1e-6); the intra efficiency was
   // fitted on the all-reduce row, and RS/AG follow from the same link model.
-  std::ifstream in(shared_file("data/nccl/h200x8_allreduce-allgather-reducescatter_16GiB_ml-engineering.txt"));
+  std::ifstream in(test_data("nccl/h200x8_allreduce-allgather-reducescatter_16GiB_ml-engineering.txt"));
   REQUIRE(in.good());
   Topology topo(hgx_h200(), 1);
   const std::map<std::string, CollectiveOp> ops{{"all-reduce", CollectiveOp::all_reduce},
