@@ -92,85 +92,23 @@ bool ExecutionGraph::end_rank(RankId r) {
   for (std::size_t i = b; i < e; ++i)
     if (ops_[i].rank != r)
       throw core::Error(core::ErrorKind::input, fmt::format("end_rank({}): op {} belongs to rank {}", r, i, ops_[i].rank));
-  const std::size_t nc = collectives_.size();
-  if (coll_slot_a_.size() < nc) {
-    coll_slot_a_.resize(nc, 0);
-    coll_slot_b_.resize(nc, 0);
-    coll_stamp_a_.resize(nc, 0);
-    coll_stamp_b_.resize(nc, 0);
-  }
-  // This rank's collectives in first-use order, and each one's position in that list.
-  const std::uint32_t mine = ++stamp_;
-  std::vector<std::uint32_t> colls;
-  for (std::size_t i = b; i < e; ++i) {
-    if (ops_[i].type != OpType::collective) continue;
-    const std::uint32_t c = ops_[i].payload;
-    if (coll_stamp_b_[c] == mine) continue;
-    coll_stamp_b_[c] = mine;
-    coll_slot_b_[c] = static_cast<std::uint32_t>(colls.size());
-    colls.push_back(c);
-  }
-  auto is_copy_of = [&](const KeptRank& k) {
-    if (k.colls.size() != colls.size()) return false;
-    const std::uint32_t theirs = ++stamp_;
-    for (std::size_t i = 0; i < k.colls.size(); ++i) {
-      coll_stamp_a_[k.colls[i]] = theirs;
-      coll_slot_a_[k.colls[i]] = static_cast<std::uint32_t>(i);
-    }
-    if (!copy_mismatch(k.colls, colls, nullptr).empty()) return false;
-    // Op by op.
-    for (std::uint32_t j = 0; j < count; ++j) {
-      const Op& x = ops_[k.first + j];
-      const Op& y = ops_[b + j];
-      if (x.stream != y.stream || x.type != y.type || x.phase != y.phase || x.layer != y.layer || x.micro_batch != y.micro_batch)
-        return false;
-      if (x.type == OpType::compute ? x.payload != y.payload : coll_slot_a_[x.payload] != coll_slot_b_[y.payload]) return false;
-      const auto dx = deps(k.first + j), dy = deps(static_cast<OpId>(b + j));
-      if (dx.size() != dy.size()) return false;
-      for (std::size_t d = 0; d < dx.size(); ++d)
-        if (dx[d] - k.first != dy[d] - b) return false;
-    }
-    return true;
-  };
+  const RankOpSpan mine{static_cast<OpId>(b), count};
   if (auto it = kept_by_count_.find(count); it != kept_by_count_.end()) {
     for (std::uint32_t ki : it->second) {
-      if (!is_copy_of(kept_[ki])) continue;
+      if (!comparer_.copies(*this, RankOpSpan{kept_[ki].first, count}, mine)) continue;
       if (b < e) deps_.resize(ops_[b].dep_begin);
       ops_.resize(b);
-      push_replica(r, ki, std::move(colls));
+      push_replica(r, ki, comparer_.counterparts());
       return true;
     }
   }
+  std::vector<std::uint32_t> colls;
+  comparer_.first_use(*this, mine, colls);
   const auto ki = static_cast<std::uint32_t>(kept_.size());
   kept_.push_back(KeptRank{r, static_cast<OpId>(b), count, std::move(colls), static_cast<OpId>(expanded_total_before(b))});
   kept_by_count_[count].push_back(ki);
   rank_mark_ = e;
   return false;
-}
-
-// Why `colls` is not a copy of `kept` (the kept rank's collectives, first-use order), or "" when
-// it is: the same call, collective by collective, on groups that correspond one-to-one; with
-// `member`, also each group containing that rank.
-std::string ExecutionGraph::copy_mismatch(const std::vector<std::uint32_t>& kept, const std::vector<std::uint32_t>& colls,
-                                          const RankId* member) const {
-  if (colls.size() != kept.size()) return fmt::format("{} collectives for a kept rank with {}", colls.size(), kept.size());
-  std::map<GroupId, GroupId> fwd, bwd;
-  for (std::size_t i = 0; i < colls.size(); ++i) {
-    if (colls[i] >= collectives_.size()) return fmt::format("collective {} of {}", colls[i], collectives_.size());
-    const Collective& x = collectives_[kept[i]];
-    const Collective& y = collectives_[colls[i]];
-    if (!same_call(x, y)) return fmt::format("collective {} ('{}') does not copy the kept rank's {} ('{}')", colls[i], y.name, kept[i], x.name);
-    auto [f, fnew] = fwd.emplace(x.group, y.group);
-    auto [b, bnew] = bwd.emplace(y.group, x.group);
-    if (f->second != y.group || b->second != x.group)
-      return fmt::format("collective '{}': groups {} and {} do not correspond one-to-one", y.name, x.group, y.group);
-    if (member && fnew) {
-      const auto& members = groups_[y.group].members;
-      if (std::find(members.begin(), members.end(), *member) == members.end())
-        return fmt::format("collective '{}': rank {} is not a member of group {}", y.name, *member, y.group);
-    }
-  }
-  return {};
 }
 
 void ExecutionGraph::push_replica(RankId r, std::uint32_t kept, std::vector<std::uint32_t> colls) {
@@ -190,7 +128,7 @@ void ExecutionGraph::add_replica(RankId r, std::uint32_t kept, std::vector<std::
   };
   if (rank_mark_ != ops_.size()) fail(fmt::format("{} ops were added since the last end_rank", ops_.size() - rank_mark_));
   if (kept >= kept_.size()) fail(fmt::format("kept rank {} of {}", kept, kept_.size()));
-  if (std::string why = copy_mismatch(kept_[kept].colls, colls, &r); !why.empty()) fail(why);
+  if (std::string why = comparer_.collectives_mismatch(*this, kept_[kept].colls, colls, &r); !why.empty()) fail(why);
   push_replica(r, kept, std::move(colls));
 }
 

@@ -18,12 +18,10 @@
 #include "inflect/core/huge_pages.hpp"
 #include "inflect/core/kernel_cost.hpp"
 #include "inflect/core/units.hpp"
+#include "inflect/workload/ids.hpp"
+#include "inflect/workload/rank_classes.hpp"
 
 namespace inflect::workload {
-
-using RankId = std::int32_t;
-using OpId = std::uint32_t;
-using GroupId = std::uint32_t;
 
 enum class OpType : std::uint8_t { compute, collective };
 enum class Phase : std::uint8_t { forward, backward, recompute, optimizer };
@@ -167,19 +165,19 @@ class ExecutionGraph {
   }
 
   /// Declares that the ops added since the previous end_rank (or since the start) are all of rank
-  /// `r`'s. When they are a copy of a kept rank's — the same streams, kernels, phases, layers,
-  /// micro-batches and dependencies, and each collective of the same kind, dim, bytes and name on
-  /// groups that stand one-to-one for the kept rank's — they are dropped and `r` is recorded as a
-  /// replica of it; otherwise `r` is kept. Why: in full fidelity most ranks are such copies (the
-  /// data-parallel replicas and tensor-parallel peers of a stage), so a 21M-op graph of 1,024
-  /// ranks is stored as its 16 distinct ranks, and the engine runs them from those templates.
-  /// Returns whether `r` became a replica.
+  /// `r`'s. When they are a copy of a kept rank's (workload/rank_classes.hpp has the rule: the
+  /// same ops up to process groups that correspond one-to-one) they are dropped and `r` is
+  /// recorded as a replica of it; otherwise `r` is kept. Why: in full fidelity most ranks are such
+  /// copies (the data-parallel replicas and tensor-parallel peers of a stage), so a 21M-op graph
+  /// of 1,024 ranks is stored as its 16 distinct ranks, and the engine runs them from those
+  /// templates. Returns whether `r` became a replica.
   bool end_rank(RankId r);
   /// Adds rank `r` as a replica of kept rank `kept` (an index into kept_ranks()) without its ops:
   /// `colls[i]` is r's counterpart of the kept rank's i-th collective (KeptRank::colls). For a
-  /// frontend that knows a rank copies another (the compiler's stage replay); the same checks as
-  /// end_rank's on the collectives (kind, dim, bytes, name; groups one-to-one; r a member of
-  /// each) throw core::Error(input) naming the first that fails. No ops may be pending.
+  /// frontend that knows a rank copies another (the compiler's stage replay); the collective half
+  /// of end_rank's rule (RankComparer::collectives_mismatch: the same calls on groups that
+  /// correspond one-to-one, r a member of each) throws core::Error(input) naming the first
+  /// collective that fails. No ops may be pending.
   void add_replica(RankId r, std::uint32_t kept, std::vector<std::uint32_t> colls);
   /// Ops of every rank, replicas included. Kept ops are ids [0, ops().size()), replicas' ops
   /// follow, replica by replica (op() and op_deps() serve both).
@@ -235,13 +233,8 @@ class ExecutionGraph {
   std::size_t replica_ops_ = 0;
   std::size_t rank_mark_ = 0;  // ops before this belong to ranks already ended
   std::map<std::uint32_t, std::vector<std::uint32_t>> kept_by_count_;
-  /// Positions in the collective first-use lists, stamped per comparison (end_rank's scratch).
-  std::vector<std::uint32_t> coll_slot_a_, coll_slot_b_, coll_stamp_a_, coll_stamp_b_;
-  std::uint32_t stamp_ = 0;
+  RankComparer comparer_;  // end_rank's and add_replica's, with its scratch
   std::uint32_t replica_slot_of(const Replica& rep, std::uint32_t kept_payload) const;
-  /// end_rank's and add_replica's check on the collectives; "" when they correspond.
-  std::string copy_mismatch(const std::vector<std::uint32_t>& kept, const std::vector<std::uint32_t>& colls,
-                            const RankId* member) const;
   /// Records `r` as a replica of kept rank `kept` whose ops end at ops().size().
   void push_replica(RankId r, std::uint32_t kept, std::vector<std::uint32_t> colls);
   /// Ops the ranks ended before kept op `kept_id` (stored or replicated) amount to in expanded().
