@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <limits>
+#include <span>
 
 #include "inflect/core/error.hpp"
 #include "inflect/core/event_queue.hpp"
 #include "inflect/core/free_slots.hpp"
 #include "inflect/core/huge_pages.hpp"
 #include "inflect/net/flow_network.hpp"
+#include "inflect/workload/rank_classes.hpp"
 
 namespace inflect::sim {
 namespace {
@@ -62,7 +64,7 @@ struct ReadyPhase {
 class Engine {
  public:
   Engine(const ExecutionGraph& g, const net::Topology& topo, const hw::ComputeModel& compute, const EngineOptions& opt)
-      : g_(g), topo_(topo), opt_(opt), net_(topo.links()) {
+      : g_(g), topo_(topo), opt_(opt), net_(topo.links()), rank_ops_(g) {
     setup(compute);
   }
 
@@ -80,12 +82,6 @@ class Engine {
     std::uint8_t compute = 0;            // a compute op
     std::uint8_t on_compute_stream = 0;  // ... on the stream whose idle time is attributed
     workload::ParallelDim dim = workload::ParallelDim::dp;  // collective: its dimension (for the breakdown)
-  };
-  struct RankClass {
-    std::uint32_t rep = 0;    // the slot whose ops define the template
-    std::uint32_t nops = 0;
-    std::uint32_t nroles = 0;
-    std::vector<std::uint32_t> top_of_local;  // the rank's j-th op (issue order) -> template op
   };
   /// What the breakdown needs of a past collective op (see attribute_gap; compute ops keep none).
   struct Record {
@@ -113,16 +109,9 @@ class Engine {
 
   void setup(const hw::ComputeModel& compute);
   void build_classes();
-  std::uint32_t build_class(std::uint32_t slot);
-  bool matches(const RankClass& c, std::uint32_t slot);
-  OpId op_id(std::uint32_t slot, std::uint32_t local) const {
-    return local_ids_.empty() || is_replica_[slot] ? slot_first_[slot] + local : local_ids_[slot_first_[slot] + local];
-  }
-  std::uint32_t local_of(std::uint32_t slot, OpId id) const {
-    return local_ids_.empty() ? id - slot_first_[slot] : local_of_[id];
-  }
+  void build_template(std::uint32_t slot, std::span<const GroupId> roles);
   OpId orig(std::uint32_t slot, std::uint32_t top) const {
-    return op_id(slot, tlocal_[top]);
+    return rank_ops_.id(slot, tlocal_[top]);
   }
   // Paths taken once per group and size, or only on bad input, kept out of line so that the hot
   // functions they would be inlined into (start_head, finish_op) stay small.
@@ -162,25 +151,18 @@ class Engine {
   core::EventQueue q_;
   Time now_;
 
-  std::vector<std::int32_t> slot_of_;
   std::uint32_t nstreams_ = 0;
   // Keys of (rank, stream) pairs are slot << shift_ | stream: the hot path splits them with a shift
   // and a mask instead of a division (streams padded to a power of two; the padding is empty).
   std::uint32_t shift_ = 0, smask_ = 0;
   int compute_stream_ = -1;
-  // Each simulated rank's ops in issue order: op_id(slot, j). On a graph whose ranks' ops are
-  // contiguous (what the compiler emits) that is slot_first_[slot] + j and the two tables below
-  // stay empty.
-  // A replica's ops (ExecutionGraph::end_rank) are ids slot_first_[slot] + j, beyond ops().
-  std::vector<std::uint32_t> slot_first_, slot_count_;
-  std::vector<char> is_replica_;
-  std::vector<OpId> local_ids_;
-  std::vector<std::uint32_t> local_of_;
-  // Templates.
-  std::vector<RankClass> classes_;
+  // Each simulated rank's ops in issue order: rank_ops_.id(slot, j).
+  workload::RankOps rank_ops_;
+  // Templates, one per workload::rank_classes class.
+  std::uint32_t classes_ = 0;
   BigVector<TOp> tops_;  // with one sentinel closing the last op's ranges
   BigVector<std::uint32_t> tdeps_, tsucc_, tlocal_;
-  std::vector<std::uint32_t> nsucc_;  // build_class's scratch
+  std::vector<std::uint32_t> nsucc_, top_of_local_;  // build_template's scratch
   // Per class: its streams' first template ops and one past the last, nstreams_ + 1 entries.
   std::vector<std::uint32_t> tstream_begin_;
   std::uint32_t stream_first(std::uint32_t slot, std::uint32_t stream) const {
@@ -291,8 +273,6 @@ class Engine {
 
 void Engine::setup(const hw::ComputeModel& compute) {
   const auto& sim = g_.simulated_ranks();
-  slot_of_.assign(static_cast<std::size_t>(g_.total_ranks()), -1);
-  for (std::size_t i = 0; i < sim.size(); ++i) slot_of_[static_cast<std::size_t>(sim[i])] = static_cast<std::int32_t>(i);
   nstreams_ = static_cast<std::uint32_t>(std::max<std::size_t>(1, g_.stream_names().size()));
   while ((1u << shift_) < nstreams_) ++shift_;
   smask_ = (1u << shift_) - 1;
@@ -325,7 +305,7 @@ void Engine::setup(const hw::ComputeModel& compute) {
   needed_.assign(groups.size(), 0);
   for (std::size_t gi = 0; gi < groups.size(); ++gi)
     for (auto r : groups[gi].members)
-      if (static_cast<std::size_t>(r) < slot_of_.size() && slot_of_[static_cast<std::size_t>(r)] >= 0) ++needed_[gi];
+      if (rank_ops_.index_of(r) >= 0) ++needed_[gi];
   open_head_.assign(groups.size(), kNone);
   lowered_of_group_.assign(groups.size(), {});
 
@@ -348,114 +328,54 @@ void Engine::setup(const hw::ComputeModel& compute) {
   q_.reserve(sim.size() * 4 + 64);
 }
 
-// Lists each simulated rank's ops, then sorts the ranks into classes (see the comment on Engine).
+// Sorts the simulated ranks into classes (workload::rank_classes) and builds each class's template
+// from its first rank's ops (see the comment on Engine).
 void Engine::build_classes() {
-  const auto& ops = g_.ops();
-  const std::size_t n = ops.size();
-  const std::size_t nslots = g_.simulated_ranks().size();
-  slot_first_.assign(nslots, 0);
-  slot_count_.assign(nslots, 0);
-  bool contiguous = true;
-  {
-    std::vector<char> seen(nslots, 0);
-    std::int64_t prev = -1;
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto slot = static_cast<std::size_t>(slot_of_[static_cast<std::size_t>(ops[i].rank)]);
-      if (static_cast<std::int64_t>(slot) != prev) {
-        if (seen[slot]) contiguous = false;
-        seen[slot] = 1;
-        prev = static_cast<std::int64_t>(slot);
-        if (slot_count_[slot] == 0) slot_first_[slot] = static_cast<std::uint32_t>(i);
-      }
-      ++slot_count_[slot];
-    }
-  }
-  is_replica_.assign(nslots, 0);
-  for (const auto& rep : g_.replicas()) {
-    const auto slot = static_cast<std::size_t>(slot_of_[static_cast<std::size_t>(rep.rank)]);
-    is_replica_[slot] = 1;
-    slot_first_[slot] = static_cast<std::uint32_t>(n + rep.offset);
-    slot_count_[slot] = g_.kept_ranks()[rep.kept].count;
-  }
-  if (!contiguous) {
-    // Ops of the ranks interleave (a hand-written or imported graph): list them per rank.
-    std::uint32_t acc = 0;
-    for (std::size_t s = 0; s < nslots; ++s) {
-      if (is_replica_[s]) continue;
-      slot_first_[s] = acc;
-      acc += slot_count_[s];
-    }
-    local_ids_.resize(n);
-    local_of_.resize(n);
-    std::vector<std::uint32_t> fill(slot_first_);
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto slot = static_cast<std::size_t>(slot_of_[static_cast<std::size_t>(ops[i].rank)]);
-      local_of_[i] = fill[slot] - slot_first_[slot];
-      local_ids_[fill[slot]++] = static_cast<OpId>(i);
-    }
-  }
+  workload::RankClasses rc = workload::rank_classes(g_, rank_ops_);
+  const std::size_t n = g_.ops().size();
   // Room for the worst case (every rank its own class) without regrowing; only the part used is
   // ever touched, so a 21M-op graph of 16 classes pays for 16 ranks' worth.
   tops_.reserve(n + 1);
   tlocal_.reserve(n);
   tdeps_.reserve(g_.dep_storage().size());
   tsucc_.reserve(g_.dep_storage().size());
-  for (std::uint32_t slot = 0; slot < nslots; ++slot) {
-    if (is_replica_[slot]) continue;
-    for (std::uint32_t c = 0; c < classes_.size() && sl_[slot].cls == kNone; ++c)
-      if (classes_[c].nops == slot_count_[slot] && matches(classes_[c], slot)) sl_[slot].cls = c;
-    if (sl_[slot].cls == kNone) sl_[slot].cls = build_class(slot);
+  classes_ = rc.classes();
+  for (std::uint32_t c = 0; c < rc.classes(); ++c) build_template(rc.representative[c], rc.roles(c));
+  for (std::uint32_t slot = 0; slot < sl_.size(); ++slot) {
+    sl_[slot].cls = rc.class_of[slot];
+    sl_[slot].bind_begin = rc.binding_begin[slot];
   }
-  // A replica runs its kept rank's class on its own groups: each of the kept rank's groups maps to
-  // the replica's through their collectives (end_rank checked that the map is one-to-one).
-  const auto& colls = g_.collectives();
-  for (const auto& rep : g_.replicas()) {
-    const auto slot = static_cast<std::uint32_t>(slot_of_[static_cast<std::size_t>(rep.rank)]);
-    const auto& kept = g_.kept_ranks()[rep.kept];
-    const auto like = static_cast<std::uint32_t>(slot_of_[static_cast<std::size_t>(kept.rank)]);
-    const std::uint32_t c = sl_[like].cls;
-    sl_[slot].cls = c;
-    sl_[slot].bind_begin = static_cast<std::uint32_t>(bind_.size());
-    for (std::uint32_t role = 0; role < classes_[c].nroles; ++role) {
-      const GroupId theirs = bind_[sl_[like].bind_begin + role];
-      GroupId ours = kNone;
-      for (std::size_t i = 0; i < kept.colls.size() && ours == kNone; ++i)
-        if (colls[kept.colls[i]].group == theirs) ours = colls[rep.colls[i]].group;
-      core::check_invariant(ours != kNone, "a replica's kept rank calls a group it has no collective on");
-      bind_.push_back(ours);
-    }
-  }
+  bind_ = std::move(rc.bindings);
   TOp sentinel;
   sentinel.dep_begin = static_cast<std::uint32_t>(tdeps_.size());
   sentinel.succ_begin = static_cast<std::uint32_t>(tsucc_.size());
   tops_.push_back(sentinel);
 }
 
-// Makes `slot` the representative of a new class: its ops become the template.
-std::uint32_t Engine::build_class(std::uint32_t slot) {
+// The template of the class whose first rank is `slot`, whose groups are `roles`.
+void Engine::build_template(std::uint32_t slot, std::span<const GroupId> roles) {
   const auto& ops = g_.ops();
-  const auto c = static_cast<std::uint32_t>(classes_.size());
-  RankClass rc;
-  rc.rep = slot;
-  rc.nops = slot_count_[slot];
+  const std::uint32_t nops = rank_ops_.count(slot);
+  if (roles.size() > std::numeric_limits<std::uint16_t>::max())
+    throw core::Error(core::ErrorKind::input,
+                      fmt::format("rank {} calls more than 65535 process groups", g_.simulated_ranks()[slot]));
   const auto base = static_cast<std::uint32_t>(tops_.size());
   // Stream-major order: a stream's ops are one contiguous range and its head an index into it.
   std::vector<std::uint32_t> count(nstreams_ + 1, 0);
-  for (std::uint32_t j = 0; j < rc.nops; ++j) ++count[ops[op_id(slot, j)].stream + 1];
+  for (std::uint32_t j = 0; j < nops; ++j) ++count[ops[rank_ops_.id(slot, j)].stream + 1];
   for (std::uint32_t s = 0; s < nstreams_; ++s) count[s + 1] += count[s];
   for (std::uint32_t s = 0; s <= nstreams_; ++s) tstream_begin_.push_back(base + count[s]);
-  rc.top_of_local.resize(rc.nops);
-  tops_.resize(base + rc.nops);
-  tlocal_.resize(base + rc.nops);
+  auto& top_of_local = top_of_local_;  // the rank's j-th op (issue order) -> template op
+  top_of_local.resize(nops);
+  tops_.resize(base + nops);
+  tlocal_.resize(base + nops);
   std::vector<std::uint32_t> fill(count.begin(), count.end() - 1);
-  // Roles: the rank's distinct groups in the order of first use.
-  std::vector<GroupId> roles;
-  std::vector<std::uint32_t> calls;  // per role
+  std::vector<std::uint32_t> calls(roles.size(), 0);  // per role
   const auto& colls = g_.collectives();
-  for (std::uint32_t j = 0; j < rc.nops; ++j) {
-    const Op& op = ops[op_id(slot, j)];
+  for (std::uint32_t j = 0; j < nops; ++j) {
+    const Op& op = ops[rank_ops_.id(slot, j)];
     const std::uint32_t t = base + fill[op.stream]++;
-    rc.top_of_local[j] = t;
+    top_of_local[j] = t;
     tlocal_[t] = j;
     TOp& top = tops_[t];
     top.stream = op.stream;
@@ -465,14 +385,7 @@ std::uint32_t Engine::build_class(std::uint32_t slot) {
     if (!top.compute) {
       const GroupId grp = colls[op.payload].group;
       std::uint32_t role = 0;
-      while (role < roles.size() && roles[role] != grp) ++role;
-      if (role == roles.size()) {
-        if (roles.size() >= std::numeric_limits<std::uint16_t>::max())
-          throw core::Error(core::ErrorKind::input, fmt::format("rank {} calls more than 65535 process groups",
-                                                                g_.simulated_ranks()[slot]));
-        roles.push_back(grp);
-        calls.push_back(0);
-      }
+      while (roles[role] != grp) ++role;  // the roles are the rank's groups
       top.role = static_cast<std::uint16_t>(role);
       top.dim = colls[op.payload].dim;
       top.ordinal = calls[role]++;
@@ -480,69 +393,23 @@ std::uint32_t Engine::build_class(std::uint32_t slot) {
   }
   // Dependencies and successors in template order (successors sorted, as they are pushed in order).
   auto& nsucc = nsucc_;
-  nsucc.assign(rc.nops + 1, 0);
-  for (std::uint32_t t = base; t < base + rc.nops; ++t) {
+  nsucc.assign(nops + 1, 0);
+  for (std::uint32_t t = base; t < base + nops; ++t) {
     tops_[t].dep_begin = static_cast<std::uint32_t>(tdeps_.size());
-    for (OpId d : g_.deps(op_id(slot, tlocal_[t]))) {
-      const std::uint32_t dt = rc.top_of_local[local_of(slot, d)];
+    for (OpId d : g_.deps(rank_ops_.id(slot, tlocal_[t]))) {
+      const std::uint32_t dt = top_of_local[rank_ops_.position(slot, d)];
       tdeps_.push_back(dt);
       ++nsucc[dt - base + 1];
     }
   }
-  for (std::uint32_t i = 0; i < rc.nops; ++i) nsucc[i + 1] += nsucc[i];
+  for (std::uint32_t i = 0; i < nops; ++i) nsucc[i + 1] += nsucc[i];
   const auto succ_base = static_cast<std::uint32_t>(tsucc_.size());
-  tsucc_.resize(succ_base + nsucc[rc.nops]);
-  for (std::uint32_t i = 0; i < rc.nops; ++i) tops_[base + i].succ_begin = succ_base + nsucc[i];
-  for (std::uint32_t t = base; t < base + rc.nops; ++t) {
-    const std::uint32_t e = t + 1 < base + rc.nops ? tops_[t + 1].dep_begin : static_cast<std::uint32_t>(tdeps_.size());
+  tsucc_.resize(succ_base + nsucc[nops]);
+  for (std::uint32_t i = 0; i < nops; ++i) tops_[base + i].succ_begin = succ_base + nsucc[i];
+  for (std::uint32_t t = base; t < base + nops; ++t) {
+    const std::uint32_t e = t + 1 < base + nops ? tops_[t + 1].dep_begin : static_cast<std::uint32_t>(tdeps_.size());
     for (std::uint32_t d = tops_[t].dep_begin; d < e; ++d) tsucc_[succ_base + nsucc[tdeps_[d] - base]++] = t;
   }
-  rc.nroles = static_cast<std::uint32_t>(roles.size());
-  sl_[slot].bind_begin = static_cast<std::uint32_t>(bind_.size());
-  bind_.insert(bind_.end(), roles.begin(), roles.end());
-  classes_.push_back(std::move(rc));
-  return c;
-}
-
-// Whether `slot` runs the class's ops: the same streams, kernels, collective kinds, sizes and
-// dimensions and the same dependencies, its groups standing one-to-one for the class's roles.
-bool Engine::matches(const RankClass& c, std::uint32_t slot) {
-  const auto& ops = g_.ops();
-  const auto& colls = g_.collectives();
-  const std::uint32_t bind = static_cast<std::uint32_t>(bind_.size());
-  bind_.resize(bind + c.nroles, kNone);
-  auto fail = [&] {
-    bind_.resize(bind);
-    return false;
-  };
-  for (std::uint32_t j = 0; j < c.nops; ++j) {
-    const OpId ia = op_id(c.rep, j), ib = op_id(slot, j);
-    const Op& a = ops[ia];
-    const Op& b = ops[ib];
-    if (a.stream != b.stream || a.type != b.type) return fail();
-    const auto da = g_.deps(ia), db = g_.deps(ib);
-    if (da.size() != db.size()) return fail();
-    for (std::size_t k = 0; k < da.size(); ++k)
-      if (local_of(c.rep, da[k]) != local_of(slot, db[k])) return fail();
-    if (a.type == OpType::compute) {
-      if (a.payload != b.payload) return fail();
-      continue;
-    }
-    const auto& cb = colls[b.payload];
-    if (a.payload != b.payload) {  // the same entry is the same call
-      const auto& ca = colls[a.payload];
-      if (!workload::same_traffic(ca, cb) || ca.dim != cb.dim) return fail();
-    }
-    const std::uint32_t role = tops_[c.top_of_local[j]].role;
-    if (bind_[bind + role] == kNone) bind_[bind + role] = cb.group;
-    else if (bind_[bind + role] != cb.group) return fail();
-  }
-  // One-to-one: two roles on one group would merge their call sequences.
-  std::vector<GroupId> sorted(bind_.begin() + bind, bind_.end());
-  std::sort(sorted.begin(), sorted.end());
-  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return fail();
-  sl_[slot].bind_begin = bind;
-  return true;
 }
 
 std::uint32_t Engine::lowered_for(GroupId group, const workload::Collective& c) {
@@ -995,7 +862,7 @@ EngineResult Engine::run() {
   for (const Slot& slot : sl_) res.ranks.push_back(slot.times);
   res.events = events;
   res.transfers = transfers_;
-  res.classes = static_cast<std::uint32_t>(classes_.size());
+  res.classes = classes_;
   if (opt_.observer) opt_.observer->on_end(g_, res.makespan);
   return res;
 }
