@@ -6,18 +6,15 @@
 #include "inflect/core/error.hpp"
 
 namespace inflect::net {
-namespace {
-
-// Time to move `bytes` at `rate`, rounded up to the next picosecond so a transfer never completes
-// before its bytes have moved; a duration that is a whole number of ticks up to floating-point
-// noise (1e-12 relative, far below the solver's tolerance) is not pushed to the next tick.
-core::Time ticks_to_move(double bytes, double rate) {
-  const double ps = bytes / rate * 1e12;
+// Time to move `bytes`, rounded up to the next picosecond so a transfer never completes before its
+// bytes have moved; a duration that is a whole number of ticks up to floating-point noise (1e-12
+// relative, far below the solver's tolerance) is not pushed to the next tick.
+core::Time FlowNetwork::ByteRate::time_for(double bytes) const {
+  if (!(bytes_per_s > 0)) return core::Time::max();
+  const double ps = bytes / bytes_per_s * 1e12;
   if (!(ps < 9.2e18)) return core::Time::max();
   return core::Time::ps(static_cast<core::Time::rep>(std::ceil(ps * (1 - 1e-12))));
 }
-
-}  // namespace
 
 FlowNetwork::FlowNetwork(const std::vector<Link>& links) {
   solver_.reserve_constraints(links.size());
@@ -35,9 +32,7 @@ FlowNetwork::TransferId FlowNetwork::start(core::Time now, std::span<const std::
     transfers_.emplace_back();
   }
   Transfer& t = transfers_[id];
-  t.remaining = bytes;
-  t.rate = 0;
-  t.last = now;
+  t.work.start(now, bytes, ByteRate{0});
   t.live = true;
   if (link_weights.empty() || bytes <= 0) {
     t.var = UINT32_MAX;
@@ -73,13 +68,9 @@ void FlowNetwork::resolve(core::Time now, std::vector<std::pair<TransferId, core
     Transfer& t = transfers_[id];
     if (!t.live || t.var != v) continue;
     // Settle progress at the old rate, then predict completion at the new one.
-    double dt = (now - t.last).seconds();
-    t.remaining = std::max(0.0, t.remaining - t.rate * dt);
-    t.last = now;
-    t.rate = solver_.rate(v);
+    t.work.set_rate(now, ByteRate{solver_.rate(v)});
     ++t.stamp;
-    const core::Time d = t.rate > 0 ? ticks_to_move(t.remaining, t.rate) : core::Time::max();
-    reschedule.push_back({id, d > core::Time::max() - now ? core::Time::max() : now + d});
+    reschedule.push_back({id, t.work.end()});
   }
 }
 

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "inflect/core/activity.hpp"
 #include "inflect/core/time.hpp"
 #include "inflect/net/maxmin.hpp"
 #include "inflect/net/topology.hpp"
@@ -36,10 +37,15 @@ class FlowNetwork {
   std::size_t active() const { return solver_.live_variables(); }
 
  private:
+  /// A transfer's rate (core::Activity): bytes per second, from the max-min solver. Its completion
+  /// rounds up to the next picosecond, so a transfer never completes before its bytes have moved.
+  struct ByteRate {
+    double bytes_per_s = 0;
+    double work_in(core::Time span) const { return bytes_per_s * span.seconds(); }
+    core::Time time_for(double bytes) const;
+  };
   struct Transfer {
-    double remaining = 0;  // bytes of the reference size still to move
-    double rate = 0;       // bytes/s
-    core::Time last;       // when `remaining` was last settled
+    core::Activity<ByteRate> work;  // bytes of the reference size still to move
     std::uint32_t stamp = 0;
     MaxMinSystem::VarId var = 0;
     bool live = false;
