@@ -234,3 +234,32 @@ TEST_CASE("ranks whose ops interleave in the graph run as when they come rank by
     CHECK(a.ranks[i].compute == b.ranks[i].compute);
   }
 }
+
+TEST_CASE("a kernel overlapping its rank's transfer is slowed for exactly the overlap (an activity whose rate changes)") {
+  // Rank 0 starts a 100 us kernel (1e8 bytes at 1 TB/s) and posts a send of 1e6 bytes to rank 8,
+  // which receives after its own 10 us kernel: the transfer moves over the 10 GB/s NICs from 10 us
+  // to 110 us (no latency). With comm_interference 0.5 rank 0's kernel runs at 1/1.5 meanwhile: it
+  // does 10 us of its work by t = 10 us, then 100 / 1.5 = 66.667 us by t = 110 us; the remaining
+  // 23.333 us run at full speed, so it ends at 133.333 us (133,333,333 ps, rounded once) and
+  // 33.333 us of its compute time is interference.
+  ExecutionGraph g;
+  g.set_ranks(16, {0, 8}, {1, 1});
+  auto comp = g.stream("compute");
+  auto pp = g.stream("pp");
+  auto grp = g.add_group(workload::Group{{0, 8}, {}});
+  auto coll = g.add_collective(workload::Collective{CollectiveKind::send_recv, ParallelDim::pp, grp, core::Bytes(1e6), "act"});
+  std::vector<OpId> none;
+  g.add_op(0, comp, OpType::compute, mem_kernel(g, 1e8), Phase::forward, 0, 0, none);
+  g.add_op(0, pp, OpType::collective, coll, Phase::forward, -1, 0, none);
+  const OpId before = g.add_op(8, comp, OpType::compute, mem_kernel(g, 1e7), Phase::forward, 0, 0, none);
+  const std::vector<OpId> after{before};
+  g.add_op(8, pp, OpType::collective, coll, Phase::forward, -1, 0, after);
+  Rig rig(2);
+  sim::EngineOptions opt;
+  opt.comm_interference = 0.5;
+  const auto r = sim::run_engine(g, rig.topo, rig.compute, opt);
+  CHECK(r.ranks[0].finish.count_ps() == 133'333'333);
+  CHECK(r.ranks[0].compute.count_ps() == 133'333'333);
+  CHECK(r.ranks[0].interference.count_ps() == 33'333'333);
+  CHECK(r.ranks[1].finish.count_ps() == 110'000'000);
+}

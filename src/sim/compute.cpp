@@ -1,0 +1,43 @@
+#include "sim/compute.hpp"
+
+#include <algorithm>
+
+namespace inflect::sim {
+
+using core::Time;
+
+Compute::Compute(const workload::ExecutionGraph& g, const hw::ComputeModel& model, const EngineOptions& opt,
+                 const RankTemplates& t, RankState& state, core::EventQueue& q)
+    : g_(g), opt_(opt), t_(t), state_(state), q_(q) {
+  kernel_time_.reserve(g.kernels().size());
+  for (const auto& k : g.kernels()) kernel_flops_.push_back(k.cost.flops.value());
+  for (const auto& k : g.kernels()) {
+    if (k.parts.empty()) {
+      kernel_time_.push_back(model.duration(k.cost));
+    } else {
+      Time sum = Time::zero();
+      for (const auto& part : k.parts) sum += model.duration(part);
+      kernel_time_.push_back(sum);
+    }
+  }
+  if (opt.power.model) {
+    kernel_power_.reserve(g.kernels().size());
+    for (const auto& k : g.kernels())
+      kernel_power_.push_back(k.parts.empty() ? opt.power.model->profile(k.cost, model)
+                                              : opt.power.model->profile(k.parts, model));
+  }
+  power_.reset(opt.power, t.slots());
+}
+
+void Compute::sample_all(Time now) {
+  if (!power_.enabled()) return;
+  for (Slot s(0); s.value() < t_.slots(); s = Slot(s.value() + 1)) sample_device(s, now);
+}
+
+std::vector<DevicePower> Compute::finish_power(Time makespan) {
+  if (!power_.enabled()) return {};
+  power_.finish(makespan);
+  return power_.devices();
+}
+
+}  // namespace inflect::sim
