@@ -1027,7 +1027,9 @@ void Compiler::finish_recording(StageRecording& rec) {
 
 // Adds rank r as a replica of its stage's recording, asking for the groups and collectives that
 // emitting it would have asked for, in the same order. Returns false, having created nothing,
-// when r's groups would not correspond one-to-one to the recorded rank's.
+// when r's groups would not correspond one-to-one to the recorded rank's. That check runs on the
+// keys of groups not created yet, so it cannot use workload::RankComparer; it predicts the one
+// add_replica then applies (workload/rank_classes.hpp), whose verdict stands.
 bool Compiler::replay(RankId r, const StageRecording& rec) {
   const Coords at = mesh_->coords(r);
   std::vector<RankId> asked(rec.groups.size());

@@ -56,6 +56,7 @@ class Breakdown {
   void attribute_gap(Slot slot, core::Time from, core::Time to, TemplateOp binding);
 
  private:
+  /// Rare (a ring starts at four records), so out of line, out of put() in the hot path.
   [[gnu::noinline]] void grow_ring(StreamKey key);
 
   const RankTemplates& t_;

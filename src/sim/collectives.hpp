@@ -44,7 +44,7 @@ class Collectives {
     std::span<const StreamKey> members;  // valid until the next close()
   };
   /// Closes a completed instance (its entry may be reused at once).
-  Closed close(InstanceId inst, core::Time now);
+  Closed close(InstanceId inst);
 
   // For the deadlock report.
   InstanceId find(workload::GroupId group, std::uint32_t ordinal) const;
@@ -61,8 +61,7 @@ class Collectives {
     std::uint32_t needed = 0;
     LoweringId lowered;
     InstanceId next_open;  // the group's next live instance
-    core::Time start = core::Time::max();
-    core::Time end;
+    core::Time start = core::Time::max();  // when its data began to move
     std::vector<StreamKey> members;  // the streams that arrived
   };
   struct ActivePhase {
@@ -71,6 +70,8 @@ class Collectives {
   };
   void start_phase(ActivePhaseId a, core::Time now);
   void start_transfer(ActivePhaseId a, core::Time now);
+  /// Throws: the members made different calls. Only on bad input, so out of line and cold, out of
+  /// the hot function it would otherwise be inlined into.
   [[gnu::noinline, gnu::cold]] void mismatched_call(Slot slot, TemplateOp top, InstanceId inst) const;
 
   const workload::ExecutionGraph& g_;
@@ -109,7 +110,6 @@ inline InstanceId Collectives::arrive(StreamKey key, Slot slot, TemplateOp top) 
     in.needed = needed_[group];
     in.lowered = lowering_.lowered_for(group, mine);
     in.start = core::Time::max();
-    in.end = core::Time::zero();
     in.members.clear();
     in.next_open = open_head_[group];
     open_head_[group] = id;
@@ -165,9 +165,8 @@ inline InstanceId Collectives::transfer_done(net::FlowNetwork::TransferId t, std
   return inst;
 }
 
-inline Collectives::Closed Collectives::close(InstanceId inst, core::Time now) {
+inline Collectives::Closed Collectives::close(InstanceId inst) {
   Instance& in = instances_[inst];
-  in.end = now;
   closing_.assign(in.members.begin(), in.members.end());
   InstanceId* link = &open_head_[in.group];
   while (*link != inst) link = &instances_[*link].next_open;

@@ -114,7 +114,7 @@ void Engine::start_collective(InstanceId inst) {
 }
 
 void Engine::complete_collective(InstanceId inst) {
-  const Collectives::Closed closed = collectives_.close(inst, now_);
+  const Collectives::Closed closed = collectives_.close(inst);
   for (const StreamKey key : closed.members) compute_.comm_ended(keys_.slot(key));
   // finish_op never completes a collective synchronously, so closed.members is not reused meanwhile.
   for (const StreamKey key : closed.members) finish_op(key, closed.start);
