@@ -29,8 +29,7 @@ class Compute {
   Compute(const workload::ExecutionGraph& g, const hw::ComputeModel& model, const EngineOptions& opt, const RankTemplates& t,
           RankState& state, core::EventQueue& q);
 
-  bool power_enabled() const { return power_.enabled(); }
-  /// Starts kernel `top` (`t`), the head of rank `slot`'s stream `key`, at `now` and schedules its
+  /// Starts kernel `t`, the head op of rank `slot`'s stream `key`, at `now` and schedules its
   /// completion.
   void start_kernel(StreamKey key, Slot slot, const OpTemplate& t, Time now);
   /// A completion event for stream `key`'s head kernel: false when it is stale (the kernel was

@@ -73,7 +73,7 @@ class Engine {
   const ExecutionGraph& g_;
   const EngineOptions& opt_;
   const RankTemplates t_;
-  const StreamKeys keys_;
+  const StreamKeys keys_;  // a copy of t_'s: the hot path's shift and mask one load away
   RankState state_;
   core::EventQueue q_;
   net::FlowNetwork net_;
