@@ -54,7 +54,8 @@ class Collectives {
   std::uint64_t transfers() const { return transfers_; }
 
  private:
-  struct Instance {
+  // One cache line each: find() walks them, and indexing one is a shift.
+  struct alignas(64) Instance {
     TemplateOp top;  // the first arrival's template op (kind, bytes, dim)
     workload::GroupId group = 0;
     std::uint32_t ordinal = 0;
