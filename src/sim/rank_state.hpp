@@ -28,7 +28,10 @@ struct RunningKernel {
   core::Activity<KernelSlowdown> work;    // its progress
   core::Time end;                         // its predicted completion (events for other times are stale)
   core::Time base;                        // its duration without interference (at its clock)
-  bool slowed = false;                    // whether it is being slowed (work.rate is then 1 + interference)
+  // Whether it is being slowed (work.rate is then 1 + interference). Kept beside the rate rather
+  // than read from it: 1 + a tiny interference can round to 1, and the kernel is rescheduled
+  // whenever this flag changes, as before the rate was an Activity's.
+  bool slowed = false;
 };
 
 struct SlotState {
