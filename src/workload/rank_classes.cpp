@@ -124,6 +124,7 @@ RankComparer::Check RankComparer::check_pairs(const ExecutionGraph& g, std::span
     if (colls[i] >= table.size() || kept[i] >= table.size()) return {Mismatch::unknown_collective, i};
     const Collective& x = table[kept[i]];
     const Collective& y = table[colls[i]];
+    if (x.group >= g.groups().size() || y.group >= g.groups().size()) return {Mismatch::unknown_group, i};
     if (!same_call(x, y)) return {Mismatch::other_call, i};
     const bool to_known = group_to_stamp_[x.group] == stamp_, from_known = group_from_stamp_[y.group] == stamp_;
     if ((to_known && group_to_[x.group] != y.group) || (from_known && group_from_[y.group] != x.group))
@@ -149,6 +150,9 @@ std::string RankComparer::collectives_mismatch(const ExecutionGraph& g, std::spa
     case Mismatch::count: return fmt::format("{} collectives for a kept rank with {}", colls.size(), kept.size());
     case Mismatch::unknown_collective:
       return fmt::format("collective {} of {}", std::max(colls[c.at], kept[c.at]), table.size());
+    case Mismatch::unknown_group:
+      return fmt::format("collectives {} and {} name groups {} and {} of {}", kept[c.at], colls[c.at], table[kept[c.at]].group,
+                         table[colls[c.at]].group, g.groups().size());
     case Mismatch::other_call:
       return fmt::format("collective {} ('{}') does not copy the kept rank's {} ('{}')", colls[c.at], table[colls[c.at]].name,
                          kept[c.at], table[kept[c.at]].name);

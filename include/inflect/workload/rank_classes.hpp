@@ -100,7 +100,7 @@ class RankComparer {
   void first_use(const ExecutionGraph& g, const RankOpSpan& rank, std::vector<std::uint32_t>& out);
 
  private:
-  enum class Mismatch : std::uint8_t { none, count, unknown_collective, other_call, groups_not_one_to_one, not_member };
+  enum class Mismatch : std::uint8_t { none, count, unknown_collective, unknown_group, other_call, groups_not_one_to_one, not_member };
   struct Check {
     Mismatch what = Mismatch::none;
     std::size_t at = 0;  // the pair that fails
