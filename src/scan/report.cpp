@@ -110,7 +110,7 @@ std::string report_markdown(const ScanMeta& m, const std::vector<ScanRow>& rows,
     s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.index,
                      cell(r.family), cell(values_text(r)), status_name(r.status), r.devices,
                      ok ? fmt::format("{:.4g}", r.step_time_s) : "", ok ? fmt::format("{:.4g}", r.tokens_per_s) : "",
-                     ok ? fmt::format("{:.1f}%", 100 * r.mfu) : "", r.status == RowStatus::invalid ? "" : gib(r.peak_memory_bytes),
+                     ok ? fmt::format("{:.1f}%", 100 * r.mfu) : "", r.report_json.empty() ? "" : gib(r.peak_memory_bytes),
                      ok ? fmt::format("{:.0f}", r.avg_device_w) : "", ok ? fmt::format("{:.0f}", r.peak_avg_device_w) : "",
                      ok ? fmt::format("{:.1f}", r.peak_temp_c) : "", ok ? fmt::format("{:.1f}%", 100 * r.throttled_fraction) : "",
                      ok ? r.limiter : "", cell(r.plan), cell(r.reason));
@@ -191,7 +191,7 @@ std::string report_html(const ScanMeta& m, const std::vector<ScanRow>& rows, con
     for (const auto& [k, v] : r.values) h += fmt::format("<td class=\"l\">{}</td>", escape(v));
     h += fmt::format("<td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>", status_name(r.status),
                      r.devices, ok ? fmt::format("{:.4g}", r.step_time_s) : "", ok ? fmt::format("{:.4g}", r.tokens_per_s) : "",
-                     ok ? fmt::format("{:.1f}%", 100 * r.mfu) : "", r.status == RowStatus::invalid ? "" : gib(r.peak_memory_bytes));
+                     ok ? fmt::format("{:.1f}%", 100 * r.mfu) : "", r.report_json.empty() ? "" : gib(r.peak_memory_bytes));
     h += fmt::format("<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td>",
                      ok ? fmt::format("{:.0f}", r.avg_device_w) : "", ok ? fmt::format("{:.0f}", r.peak_avg_device_w) : "",
                      ok ? fmt::format("{:.1f}", r.peak_temp_c) : "", ok ? fmt::format("{:.1f}%", 100 * r.throttled_fraction) : "",

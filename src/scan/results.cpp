@@ -111,7 +111,9 @@ std::string row_to_jsonl(const ScanRow& r) {
   j["nodes"] = r.nodes;
   j["plan"] = r.plan;
   j["device"] = r.device;
-  j["tokens_per_step"] = number(r.tokens_per_step);
+  // A point that did not run (invalid, failed) has no report: its figures are unknown, so null.
+  const bool reported = !r.report_json.empty();
+  j["tokens_per_step"] = reported ? number(r.tokens_per_step) : Json(nullptr);
   const bool ok = r.status == RowStatus::ok;
   auto timed = [&](double v) { return ok ? number(v) : Json(nullptr); };
   j["step_time_s"] = timed(r.step_time_s);
@@ -138,10 +140,9 @@ std::string row_to_jsonl(const ScanRow& r) {
   j["peak_temp_c"] = timed(r.peak_temp_c);
   j["throttled_fraction"] = timed(r.throttled_fraction);
   j["limiter"] = ok ? Json(r.limiter) : Json(nullptr);
-  const bool loaded = r.status != RowStatus::invalid;
-  j["peak_memory_bytes"] = loaded ? number(r.peak_memory_bytes) : Json(nullptr);
-  j["capacity_bytes"] = loaded ? number(r.capacity_bytes) : Json(nullptr);
-  j["fits"] = loaded ? Json(r.fits) : Json(nullptr);
+  j["peak_memory_bytes"] = reported ? number(r.peak_memory_bytes) : Json(nullptr);
+  j["capacity_bytes"] = reported ? number(r.capacity_bytes) : Json(nullptr);
+  j["fits"] = reported ? Json(r.fits) : Json(nullptr);
   j["report"] = r.report_json.empty() ? Json(nullptr) : Json::parse(r.report_json);
   return j.dump();
 }
@@ -226,14 +227,14 @@ std::string row_to_csv(const ScanRow& r) {
     s += csv_field(v);
   }
   const bool ok = r.status == RowStatus::ok;
-  const bool loaded = r.status != RowStatus::invalid;
+  const bool reported = !r.report_json.empty();
   auto t = [&](double v) { return ok ? csv_number(v) : std::string(); };
   const auto& b = r.breakdown;
   s += fmt::format(",{},{},{},{},{}", status_name(r.status), r.devices, r.nodes, csv_field(r.device), csv_field(r.plan));
   s += fmt::format(",{},{},{},{},{}", t(r.step_time_s), t(r.tokens_per_s),
                    t(r.devices > 0 ? r.tokens_per_s / r.devices : 0), t(r.model_tflops_per_gpu), t(r.mfu));
-  s += fmt::format(",{},{}", loaded ? csv_number(r.peak_memory_bytes / 1073741824.0) : "",
-                   loaded ? (r.fits ? "true" : "false") : "");
+  s += fmt::format(",{},{}", reported ? csv_number(r.peak_memory_bytes / 1073741824.0) : "",
+                   reported ? (r.fits ? "true" : "false") : "");
   s += fmt::format(",{},{},{},{},{},{},{},{},{}", t(b.compute_s), t(b.compute_interference_s), t(b.exposed_comm_s.dp),
                    t(b.exposed_comm_s.tp), t(b.exposed_comm_s.pp), t(b.exposed_comm_s.cp), t(b.exposed_comm_s.ep),
                    t(b.bubble_s), t(b.other_s));
