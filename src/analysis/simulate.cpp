@@ -11,6 +11,7 @@
 #include "inflect/hw/compute_model.hpp"
 #include "inflect/hw/power_model.hpp"
 #include "inflect/net/topology.hpp"
+#include "inflect/plan/plan_label.hpp"
 #include "inflect/sim/engine.hpp"
 #include "inflect/workload/graph_json.hpp"
 
@@ -52,8 +53,6 @@ plan::CompileOptions compile_options(const plan::Experiment& e, const SimulateOp
 
 // A plan whose memory does not fit: its memory and why, no timing.
 RunReport not_simulated(const plan::Experiment& e, const plan::MemoryEstimate& mem) {
-  plan::CompileOptions co;
-  co.fidelity = plan::Fidelity::symmetric;  // only for the plan summary; cheap
   RunReport r;
   r.name = e.name;
   r.model = e.workload.model->name;
@@ -61,7 +60,7 @@ RunReport not_simulated(const plan::Experiment& e, const plan::MemoryEstimate& m
   r.topology = e.cluster.topology.name;
   r.nodes = e.cluster.nodes;
   r.devices = e.cluster.devices();
-  r.plan = plan::compile(e, co).summary;
+  r.plan = plan::plan_label(e);
   r.simulated = false;
   r.memory = memory_report(mem);
   r.peak_tflops_per_gpu = e.cluster.device.peak(e.training.precision).value() / 1e12;

@@ -10,6 +10,7 @@
 #include "inflect/core/error.hpp"
 #include "inflect/core/strings.hpp"
 #include "inflect/plan/placement.hpp"
+#include "inflect/plan/plan_label.hpp"
 #include "inflect/plan/schedule.hpp"
 #include "inflect/workload/layer_costs.hpp"
 
@@ -1264,20 +1265,7 @@ CompiledPlan Compiler::run() {
   out.micro_batches = mbs_;
   out.tokens_per_step = static_cast<double>(e_.training.global_batch * e_.training.seq_len);
   out.model_flops_per_step = workload::model_flops_per_token(m_, e_.training.seq_len) * out.tokens_per_step;
-  std::string sharding = p_.fsdp ? (p_.reshard_after_forward ? "fsdp" : "fsdp(no-reshard)") : fmt::format("zero{}", p_.zero);
-  if (replicas_ > 1) sharding += fmt::format(" hybrid{}x{}", dp_group_size_, replicas_);
-  if (p_.ep > 1) sharding = fmt::format("ep{} ", p_.ep) + sharding;
-  out.summary = fmt::format("tp{} pp{} dp{} cp{}{} {} {} recompute={} mb{} m={}", p_.tp, p_.pp, dp_, p_.cp,
-                            p_.sequence_parallel ? (p_.tp_comm_overlap ? " sp tp-overlap" : " sp") : "", sharding,
-                            schedule_label(p_.schedule, p_.virtual_stages),
-                            workload::recompute_name(p_.recompute),
-                            e_.training.micro_batch, mbs_);
-  if (!p_.layers_per_stage.empty()) {
-    std::vector<std::string> counts;
-    for (int n : p_.layers_per_stage) counts.push_back(std::to_string(n));
-    out.summary += " layers=";
-    out.summary += core::join(counts, "/");
-  }
+  out.summary = plan_label(e_);
   g_.name = e_.name;
   g_.meta()["model_flops_per_step"] = out.model_flops_per_step;
   g_.meta()["tokens_per_step"] = out.tokens_per_step;

@@ -83,13 +83,13 @@ std::string format_search(const SearchResult& r, const SearchSpec& spec) {
     return out;
   }
   std::size_t w = 4;
-  for (const auto& p : r.plans) w = std::max(w, describe(p.plan).size());
+  for (const auto& p : r.plans) w = std::max(w, p.label.size());
   out += fmt::format("\n{:>3} {:>4}  {:<{}} {:>9} {:>9} {:>10} {:>6} {:>7}  {:>7} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}\n", "#", "est",
                      "plan", w, "step s", "est s", "tokens/s", "MFU", "mem GB", "compute", "bubble", "dp", "tp", "pp", "cp", "ep");
   int rank = 0;
   for (const auto& p : r.plans) {
     ++rank;
-    const std::string name = describe(p.plan);
+    const std::string& name = p.label;
     if (!p.report || !p.report->simulated) {
       out += fmt::format("{:>3} {:>4}  {:<{}} {:>9} {:>9.3f}  {}\n", "-", p.estimate_rank, name, w, "failed", p.estimate.step_s,
                          p.error.empty() ? (p.report ? p.report->not_simulated : std::string()) : p.error);
@@ -135,7 +135,7 @@ std::string search_to_json(const SearchResult& r, bool include_volatile) {
   Json plans = Json::array();
   for (const auto& p : r.plans) {
     Json x;
-    x["plan"] = describe(p.plan);
+    x["plan"] = p.label;
     x["parallel"] = plan_json(p.plan);
     x["estimate_rank"] = p.estimate_rank;
     x["estimate"] = estimate_json(p.estimate);

@@ -104,6 +104,7 @@ SearchResult run_search(const SearchSpec& spec, const SearchOptions& options) {
   r.plans.resize(k);
   for (std::size_t i = 0; i < k; ++i) {
     r.plans[i].plan = plans[order[i]];
+    r.plans[i].label = describe(spec.base, r.plans[i].plan);
     r.plans[i].estimate = est[order[i]];
     r.plans[i].estimate_rank = static_cast<int>(i) + 1;
   }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "inflect/core/error.hpp"
+#include "inflect/plan/plan_label.hpp"
 #include "inflect/plan/schedule.hpp"
 
 namespace inflect::search {
@@ -37,11 +38,10 @@ void apply(const Candidate& c, plan::Experiment& e) {
   e.training.micro_batch = c.micro_batch;
 }
 
-std::string describe(const Candidate& c) {
-  const std::string sched = plan::schedule_label(c.schedule, c.virtual_stages);
-  std::string ep = c.ep > 1 ? fmt::format(" ep{}", c.ep) : std::string();
-  return fmt::format("tp{} cp{} pp{} dp{}{}{} zero{} {} recompute={} mb{}", c.tp, c.cp, c.pp, c.dp, ep,
-                     c.sequence_parallel ? " sp" : "", c.zero, sched, workload::recompute_name(c.recompute), c.micro_batch);
+std::string describe(const plan::Experiment& base, const Candidate& c) {
+  plan::Experiment e = base;
+  apply(c, e);
+  return plan::plan_label(e);
 }
 
 SearchSpace resolve_space(const plan::Experiment& base, SearchSpace space) {

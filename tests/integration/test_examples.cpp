@@ -457,7 +457,8 @@ TEST_CASE("bundled search: Llama-3-405B on 16,384 H100s, through the cli") {
   // three is a DualPipeV plan with TP4 inside the node and CP8 across four nodes; it fits (64 GB
   // of 80). DualPipe at pp32 runs within 0.1% of it.
   const auto& best = j["plans"][0];
-  CHECK(best["plan"] == "tp4 cp8 pp16 dp32 sp zero1 dualpipev recompute=none mb1");
+  CHECK(best["plan"] == "tp4 pp16 dp32 cp8 sp zero1 dualpipev recompute=none mb1 m=64");
+  CHECK(best["plan"] == best["report"]["plan"]);
   CHECK(best["report"]["step_time_s"].get<double>() == doctest::Approx(5.579).epsilon(kGoldenTolerance));
   CHECK(best["report"]["memory"]["fits"] == true);
   double previous = 0;

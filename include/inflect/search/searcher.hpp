@@ -21,6 +21,7 @@ struct SearchOptions {
 
 struct RankedPlan {
   Candidate plan;
+  std::string label;  // describe(): the plan as its report labels it
   Estimate estimate;
   int estimate_rank = 0;  // 1 = the estimate's best
   std::optional<analysis::RunReport> report;  // the engine's, for simulated plans

@@ -44,8 +44,9 @@ struct Candidate {
 /// Writes the candidate's plan into `e` (parallel degrees, schedule, ZeRO, recomputation and
 /// training.micro_batch); every other setting of `e` is kept.
 void apply(const Candidate& c, plan::Experiment& e);
-/// "tp8 cp1 pp16 dp128 sp zero1 1f1b recompute=full mb1" (interleaved as "interleaved(v2)").
-std::string describe(const Candidate& c);
+/// The candidate's plan on `base`, labelled as report.json's `plan` is (plan::plan_label:
+/// "tp8 pp16 dp128 cp1 sp zero1 1f1b recompute=full mb1 m=8").
+std::string describe(const plan::Experiment& base, const Candidate& c);
 
 /// The degree lists with the defaults filled in for this model and cluster (what is enumerated).
 SearchSpace resolve_space(const plan::Experiment& base, SearchSpace space);
