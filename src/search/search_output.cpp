@@ -29,13 +29,21 @@ std::string num(int v) { return std::to_string(v); }
 
 std::string gb(double bytes) { return fmt::format("{:.1f}", bytes / 1e9); }
 
+// The estimate's figures under the names search.json has always given them (report fields and
+// their aliases, io/report_fields.hpp): an estimate is a partial report of the same plan.
+constexpr std::string_view kEstimateFigures[] = {"step_time_s",       "compute_s",         "exposed_comm_s.dp",
+                                                 "exposed_comm_s.tp", "exposed_comm_s.pp", "exposed_comm_s.cp",
+                                                 "exposed_comm_s.ep", "bubble_s",          "memory_peak_bytes"};
+
 Json estimate_json(const Estimate& e) {
+  analysis::RunReport r;
+  r.step_time_s = e.step_s;
+  r.breakdown.compute_s = e.compute_s;
+  r.breakdown.exposed_comm_s = {e.dp_s, e.tp_s, e.pp_s, e.cp_s, e.ep_s};
+  r.breakdown.bubble_s = e.bubble_s;
+  r.memory.peak_bytes = e.memory_peak_bytes;
   Json j;
-  j["step_time_s"] = e.step_s;
-  j["compute_s"] = e.compute_s;
-  j["exposed_comm_s"] = {{"dp", e.dp_s}, {"tp", e.tp_s}, {"pp", e.pp_s}, {"cp", e.cp_s}, {"ep", e.ep_s}};
-  j["bubble_s"] = e.bubble_s;
-  j["memory_peak_bytes"] = e.memory_peak_bytes;
+  io::write_fields(j, r, kEstimateFigures);
   return j;
 }
 
@@ -139,8 +147,7 @@ std::string search_to_json(const SearchResult& r, bool include_volatile) {
     x["parallel"] = plan_json(p.plan);
     x["estimate_rank"] = p.estimate_rank;
     x["estimate"] = estimate_json(p.estimate);
-    if (p.report) x["report"] = Json::parse(io::report_to_json(*p.report, include_volatile));
-    else x["report"] = nullptr;
+    x["report"] = p.report ? io::report_json(*p.report, include_volatile) : Json(nullptr);
     if (!p.error.empty()) x["error"] = p.error;
     plans.push_back(std::move(x));
   }
