@@ -35,8 +35,8 @@ void devices_from_topology(const ScanSpec& spec, const ScanPoint& p, ScanRow& ro
     const auto path = io::find_input_file(cluster["topology"].Scalar(), spec.base_dir);
     if (!path) return;
     const auto topo = io::load_topology(*path);
-    row.nodes = nodes;
-    row.devices = nodes * topo.devices_per_node;
+    row.report.nodes = nodes;
+    row.report.devices = nodes * topo.devices_per_node;
   } catch (const std::exception&) {
     // The loader's own error already explains the point; no scale is better than a guess.
   }
@@ -73,8 +73,8 @@ ScanRow run_point(const ScanSpec& spec, const ScanPoint& point, plan::Fidelity f
     const auto* ce = dynamic_cast<const core::Error*>(&err);
     row.status = ce && ce->kind() == core::ErrorKind::input ? RowStatus::invalid : RowStatus::failed;
     row.reason = ce ? core::format_error(*ce) : err.what();
-    row.devices = e.cluster.devices();
-    row.nodes = e.cluster.nodes;
+    row.report.devices = e.cluster.devices();
+    row.report.nodes = e.cluster.nodes;
   }
   return row;
 }

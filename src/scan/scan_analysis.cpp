@@ -26,7 +26,7 @@ std::string short_label(const std::string& path, const std::string& value) {
 }  // namespace
 
 double row_scale(const ScanMeta& m, const ScanRow& r) {
-  if (m.scale == "devices") return r.devices;
+  if (m.scale == "devices") return r.report.devices;
   for (const auto& [k, v] : r.values)
     if (k == m.scale) {
       double x = 0;
@@ -81,10 +81,10 @@ ScanAnalysis analyze(const ScanMeta& m, const std::vector<ScanRow>& rows) {
     if (!s.series.points.empty() && s.series.points.back().scale == x) continue;  // a second point at one scale
     analysis::ScalingPoint p;
     p.scale = x;
-    p.devices = r.devices;
-    p.throughput = r.tokens_per_s;
-    p.step_time_s = r.step_time_s;
-    p.breakdown = r.breakdown;
+    p.devices = r.report.devices;
+    p.throughput = r.report.tokens_per_s;
+    p.step_time_s = r.report.step_time_s;
+    p.breakdown = r.report.breakdown;
     s.series.points.push_back(p);
     s.rows.push_back(&r);
   }

@@ -343,16 +343,16 @@ TEST_CASE("bundled scan: Llama-3-70B on 128..2,048 H100s, FSDP against TP and PP
   // FSDP over 2,048 replicas cannot split 1,024 sequences: kept, with the reason, not dropped.
   const auto& fsdp2048 = row_of(s, "plan=fsdp;cluster.nodes=256");
   CHECK(fsdp2048.status == inflect::scan::RowStatus::invalid);
-  CHECK(fsdp2048.devices == 2048);
+  CHECK(fsdp2048.report.devices == 2048);
   CHECK(fsdp2048.reason.find("global_batch") != std::string::npos);
   // Golden figures (2% band), 2026-12-04: FSDP hides its per-layer gathers behind compute, so it
   // leads at every scale where it is possible; TP8+PP2's 1F1B bubble grows as micro-batches per
   // replica fall from 128 to 8.
-  CHECK(row_of(s, "plan=fsdp;cluster.nodes=128").tokens_per_s == doctest::Approx(1.039e6).epsilon(kGoldenTolerance));
-  CHECK(row_of(s, "plan=tp2+fsdp;cluster.nodes=256").step_time_s == doctest::Approx(4.373).epsilon(kGoldenTolerance));
+  CHECK(row_of(s, "plan=fsdp;cluster.nodes=128").report.tokens_per_s == doctest::Approx(1.039e6).epsilon(kGoldenTolerance));
+  CHECK(row_of(s, "plan=tp2+fsdp;cluster.nodes=256").report.step_time_s == doctest::Approx(4.373).epsilon(kGoldenTolerance));
   const auto& pp = row_of(s, "plan=tp8+pp2;cluster.nodes=256");
-  CHECK(pp.step_time_s == doctest::Approx(6.361).epsilon(kGoldenTolerance));
-  CHECK(pp.breakdown.bubble_s > row_of(s, "plan=tp8+pp2;cluster.nodes=16").breakdown.bubble_s / 16 * 2);
+  CHECK(pp.report.step_time_s == doctest::Approx(6.361).epsilon(kGoldenTolerance));
+  CHECK(pp.report.breakdown.bubble_s > row_of(s, "plan=tp8+pp2;cluster.nodes=16").report.breakdown.bubble_s / 16 * 2);
   int infeasible = 0, crossings = 0;
   for (const auto& f : s.analysis.findings) {
     infeasible += f.kind == inflect::analysis::FindingKind::infeasible;
@@ -382,7 +382,7 @@ TEST_CASE("bundled scan: GPT-3 175B on H100 against H200, PP8 against PP4") {
   }
   CHECK(crossings == 2);
   CHECK(leads == 2);
-  CHECK(row_of(s, "plan=tp8+pp8;cluster.topology=../../topologies/dgx-h100.yaml;cluster.nodes=128").step_time_s ==
+  CHECK(row_of(s, "plan=tp8+pp8;cluster.topology=../../topologies/dgx-h100.yaml;cluster.nodes=128").report.step_time_s ==
         doctest::Approx(7.640).epsilon(kGoldenTolerance));
 }
 
@@ -403,21 +403,21 @@ TEST_CASE("bundled scan: micro-batch 1..8 on H200s in a cool and a hot hall: pow
       CAPTURE(mb);
       const auto& r = row(inlet, mb);
       CHECK(r.status == inflect::scan::RowStatus::ok);
-      CHECK(r.limiter == "power");
-      CHECK(r.avg_device_w == doctest::Approx(678).epsilon(0.02));
-      CHECK(r.peak_temp_c == doctest::Approx(inlet + 0.055 * 690).epsilon(0.03));
-      CHECK(r.peak_temp_c < 80);
-      CHECK(row(42, mb).tokens_per_s < row(25, mb).tokens_per_s);
-      CHECK(row(42, mb).tokens_per_s > 0.97 * row(25, mb).tokens_per_s);
-      if (mb > 1) CHECK(r.tokens_per_s > row(inlet, mb / 2).tokens_per_s);
+      CHECK(r.report.thermal.limiter == "power");
+      CHECK(r.report.power.avg_device_w == doctest::Approx(678).epsilon(0.02));
+      CHECK(r.report.thermal.peak_temp_c == doctest::Approx(inlet + 0.055 * 690).epsilon(0.03));
+      CHECK(r.report.thermal.peak_temp_c < 80);
+      CHECK(row(42, mb).report.tokens_per_s < row(25, mb).report.tokens_per_s);
+      CHECK(row(42, mb).report.tokens_per_s > 0.97 * row(25, mb).report.tokens_per_s);
+      if (mb > 1) CHECK(r.report.tokens_per_s > row(inlet, mb / 2).report.tokens_per_s);
     }
   }
   // Golden figures (2026-12-04, 2% band).
-  CHECK(row(25, 1).tokens_per_s == doctest::Approx(3.215e5).epsilon(kGoldenTolerance));
-  CHECK(row(25, 8).tokens_per_s == doctest::Approx(4.329e5).epsilon(kGoldenTolerance));
-  CHECK(row(42, 8).tokens_per_s == doctest::Approx(4.256e5).epsilon(kGoldenTolerance));
-  CHECK(row(42, 8).breakdown.compute_throttle_s > 0);
-  CHECK(row(25, 8).breakdown.compute_throttle_s == 0);
+  CHECK(row(25, 1).report.tokens_per_s == doctest::Approx(3.215e5).epsilon(kGoldenTolerance));
+  CHECK(row(25, 8).report.tokens_per_s == doctest::Approx(4.329e5).epsilon(kGoldenTolerance));
+  CHECK(row(42, 8).report.tokens_per_s == doctest::Approx(4.256e5).epsilon(kGoldenTolerance));
+  CHECK(row(42, 8).report.breakdown.compute_throttle_s > 0);
+  CHECK(row(25, 8).report.breakdown.compute_throttle_s == 0);
 }
 
 TEST_CASE("cli: scan, report and merge as a batch job drives them") {
