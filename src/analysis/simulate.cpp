@@ -11,7 +11,7 @@
 #include "inflect/hw/compute_model.hpp"
 #include "inflect/hw/power_model.hpp"
 #include "inflect/net/topology.hpp"
-#include "inflect/plan/plan_label.hpp"
+#include "inflect/plan/plan_summary.hpp"
 #include "inflect/sim/engine.hpp"
 #include "inflect/workload/graph_json.hpp"
 
@@ -61,6 +61,10 @@ RunReport not_simulated(const plan::Experiment& e, const plan::MemoryEstimate& m
   r.nodes = e.cluster.nodes;
   r.devices = e.cluster.devices();
   r.plan = plan::plan_label(e);
+  // Known from the plan, simulated or not.
+  const workload::GraphFacts facts = plan::step_facts(e);
+  r.tokens_per_step = facts.tokens_per_step;
+  if (facts.model_flops_per_step) r.model_flops_per_step = facts.model_flops_per_step->value();
   r.simulated = false;
   r.memory = memory_report(mem);
   r.peak_tflops_per_gpu = e.cluster.device.peak(e.training.precision).value() / 1e12;
@@ -135,7 +139,7 @@ std::vector<sim::DeviceCooling> cooling(const plan::Experiment& e, const hw::Pow
 // Power and thermal figures of one engine run, over all devices (a simulated rank weighs as the
 // ranks it represents).
 void report_power(const plan::Experiment& e, const hw::PowerModel& pm, const workload::ExecutionGraph& graph,
-                  const sim::EngineResult& res, double tokens_per_step, PowerReport& p, ThermalReport& t) {
+                  const sim::EngineResult& res, std::optional<double> tokens_per_step, PowerReport& p, ThermalReport& t) {
   const double step = res.makespan.seconds();
   double devices = 0, energy = 0, clock = 0, kernel = 0, power_lim = 0, thermal_lim = 0;
   for (std::size_t i = 0; i < res.power.size(); ++i) {
@@ -162,7 +166,7 @@ void report_power(const plan::Experiment& e, const hw::PowerModel& pm, const wor
   p.facility_avg_w = p.cluster_avg_w * topo.power.pue;
   p.energy_per_step_j = p.cluster_avg_w * step;
   p.facility_energy_per_step_j = p.facility_avg_w * step;
-  p.energy_per_token_j = tokens_per_step > 0 ? p.energy_per_step_j / tokens_per_step : 0;
+  if (tokens_per_step) p.energy_per_token_j = *tokens_per_step > 0 ? p.energy_per_step_j / *tokens_per_step : 0;
   p.avg_clock_mhz = kernel > 0 ? clock / kernel : 0;
   p.max_clock_mhz = pm.clock_mhz(pm.top_level());
   t.cooling = topo.cooling.kind == net::CoolingKind::air ? "air" : "liquid";
@@ -199,11 +203,9 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   eo.power.cap_w = e.cluster.power_cap();
   eo.power.comm_interference = eo.comm_interference;
   auto te = std::chrono::steady_clock::now();
-  auto meta = [&](const char* k) {
-    auto it = graph.meta().find(k);
-    return it == graph.meta().end() ? 0.0 : it->second;
-  };
-  const double tokens_per_step = meta("tokens_per_step");
+  // What the graph knows of the step; a trace may lack any of it (then the report says null).
+  const workload::GraphFacts& facts = graph.facts();
+  const std::optional<double> tokens_per_step = facts.tokens_per_step;
   // training.steps: see cooling() for where each step starts. The observer sees the last step
   // only; the report's power and thermal figures are the last step's.
   std::vector<StepRecord> steps;
@@ -233,23 +235,22 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   r.plan = plan_summary;
   r.step_time_s = res.makespan.seconds();
   r.tokens_per_step = tokens_per_step;
-  r.model_flops_per_step = meta("model_flops_per_step");
+  if (facts.model_flops_per_step) r.model_flops_per_step = facts.model_flops_per_step->value();
   double hw_flops = 0;
   for (std::size_t i = 0; i < res.ranks.size(); ++i) hw_flops += res.ranks[i].flops * graph.represents()[i];
   r.hardware_flops_per_step = hw_flops;
-  if (r.step_time_s > 0) {
-    r.tokens_per_s = r.tokens_per_step / r.step_time_s;
-    r.model_tflops_per_gpu = r.model_flops_per_step / r.step_time_s / devices / 1e12;
-    r.hardware_tflops_per_gpu = hw_flops / r.step_time_s / devices / 1e12;
-  }
+  const bool timed = r.step_time_s > 0;
+  if (r.tokens_per_step) r.tokens_per_s = timed ? *r.tokens_per_step / r.step_time_s : 0;
+  if (r.model_flops_per_step) r.model_tflops_per_gpu = timed ? *r.model_flops_per_step / r.step_time_s / devices / 1e12 : 0;
+  if (timed) r.hardware_tflops_per_gpu = hw_flops / r.step_time_s / devices / 1e12;
   r.peak_tflops_per_gpu = e.cluster.device.peak(e.training.precision).value() / 1e12;
-  r.mfu = r.peak_tflops_per_gpu > 0 ? r.model_tflops_per_gpu / r.peak_tflops_per_gpu : 0;
+  if (r.model_tflops_per_gpu) r.mfu = r.peak_tflops_per_gpu > 0 ? *r.model_tflops_per_gpu / r.peak_tflops_per_gpu : 0;
   if (memory) {
     r.memory = memory_report(*memory);
   } else {
     r.memory.capacity_bytes = e.cluster.device.hbm_capacity.value();
-    r.memory.peak_bytes = meta("memory_peak_bytes");
-    r.memory.known = r.memory.peak_bytes > 0;
+    r.memory.known = facts.memory_peak.has_value();
+    r.memory.peak_bytes = r.memory.known ? facts.memory_peak->value() : 0;
     r.memory.fits = r.memory.peak_bytes <= r.memory.capacity_bytes;
     r.memory.over_by_bytes = std::max(0.0, r.memory.peak_bytes - r.memory.capacity_bytes);
   }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "inflect/core/error.hpp"
 
@@ -22,6 +23,8 @@ FieldValue to_value(int v) { return std::int64_t{v}; }
 FieldValue to_value(std::uint64_t v) { return static_cast<std::int64_t>(v); }
 FieldValue to_value(bool v) { return v; }
 FieldValue to_value(const std::string& v) { return v; }
+// Unknown (a trace without it): null.
+FieldValue to_value(const std::optional<double>& v) { return v ? FieldValue(*v) : FieldValue(std::monostate{}); }
 // An object keyed by part name (scripts read memory.parts.weights), in the report's order (largest
 // first); a name listed twice is summed rather than silently overwritten.
 FieldValue to_value(const std::vector<analysis::MemoryPart>& parts) {
@@ -53,6 +56,10 @@ double number_of(const FieldValue& v) {
   return std::numeric_limits<double>::quiet_NaN();
 }
 void from_value(const FieldValue& v, double& out) { out = number_of(v); }
+void from_value(const FieldValue& v, std::optional<double>& out) {
+  if (std::holds_alternative<std::monostate>(v)) out.reset();
+  else out = number_of(v);
+}
 void from_value(const FieldValue& v, int& out) {
   if (const auto* i = std::get_if<std::int64_t>(&v)) out = static_cast<int>(*i);
 }
@@ -320,7 +327,8 @@ std::vector<ReportField> build_fields() {
   // Scan rows only.
   ReportField per_device = derived("tokens_per_s_per_device", "tokens/s", K::when_simulated, "tokens_per_s / devices",
                                    [](const RunReport& r) -> FieldValue {
-                                     return r.devices > 0 ? r.tokens_per_s / r.devices : 0.0;
+                                     if (!r.tokens_per_s) return std::monostate{};
+                                     return r.devices > 0 ? *r.tokens_per_s / r.devices : 0.0;
                                    });
   per_device.in_report = false;
   f.push_back(std::move(per_device));

@@ -143,6 +143,12 @@ void read_identity_fields(const Json& in, analysis::RunReport& r, std::span<cons
 
 namespace {
 
+// A figure the run does not know (a trace without tokens or model FLOPs), in words.
+const std::string kUnknown = "unknown (the trace does not say)";
+std::string or_unknown(const std::optional<double>& v, std::string_view spec) {
+  return v ? fmt::vformat(spec, fmt::make_format_args(*v)) : "unknown";
+}
+
 std::string si(double v, const char* unit) {
   if (!std::isfinite(v)) return "n/a";
   const double a = std::fabs(v);
@@ -194,11 +200,11 @@ std::string format_summary(const analysis::RunReport& r) {
   }
 
   row("step time", duration(r.step_time_s));
-  row("tokens/s", si(r.tokens_per_s, "tokens/s"));
+  row("tokens/s", r.tokens_per_s ? si(*r.tokens_per_s, "tokens/s") : kUnknown);
   row("TFLOP/s per GPU",
-      fmt::format("{:.1f} model, {:.1f} hardware (peak {:.1f})", r.model_tflops_per_gpu, r.hardware_tflops_per_gpu,
+      fmt::format("{} model, {:.1f} hardware (peak {:.1f})", or_unknown(r.model_tflops_per_gpu, "{:.1f}"), r.hardware_tflops_per_gpu,
                   r.peak_tflops_per_gpu));
-  row("MFU", fmt::format("{:.1f} %", 100.0 * r.mfu));
+  row("MFU", r.mfu ? fmt::format("{:.1f} %", 100.0 * *r.mfu) : kUnknown);
 
   const auto& m = r.memory;
   if (!m.known) {
@@ -245,7 +251,7 @@ std::string format_summary(const analysis::RunReport& r) {
                                         p.max_clock_mhz));
     row("cluster power", fmt::format("{} IT ({} per node), {} with PUE", si(p.cluster_avg_w, "W"), si(p.avg_node_w, "W"),
                                      si(p.facility_avg_w, "W")));
-    row("energy", fmt::format("{} per step, {:.3g} J per token", si(p.energy_per_step_j, "J"), p.energy_per_token_j));
+    row("energy", fmt::format("{} per step, {} J per token", si(p.energy_per_step_j, "J"), or_unknown(p.energy_per_token_j, "{:.3g}")));
     row("temperature", fmt::format("peak {:.1f} C ({} cooling, inlet {:.1f} C){}{}", t.peak_temp_c, t.cooling, t.inlet_c,
                                    t.reached_shutdown ? " - PAST SHUTDOWN" : "",
                                    r.steps.size() == 1 ? "; one step from idle: training.steps >= 3 for the steady state" : ""));

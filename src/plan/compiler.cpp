@@ -10,7 +10,7 @@
 #include "inflect/core/error.hpp"
 #include "inflect/core/strings.hpp"
 #include "inflect/plan/placement.hpp"
-#include "inflect/plan/plan_label.hpp"
+#include "inflect/plan/plan_summary.hpp"
 #include "inflect/plan/schedule.hpp"
 #include "inflect/workload/layer_costs.hpp"
 
@@ -1263,14 +1263,10 @@ CompiledPlan Compiler::run() {
   CompiledPlan out;
   out.dp = dp_;
   out.micro_batches = mbs_;
-  out.tokens_per_step = static_cast<double>(e_.training.global_batch * e_.training.seq_len);
-  out.model_flops_per_step = workload::model_flops_per_token(m_, e_.training.seq_len) * out.tokens_per_step;
   out.summary = plan_label(e_);
   g_.name = e_.name;
-  g_.meta()["model_flops_per_step"] = out.model_flops_per_step;
-  g_.meta()["tokens_per_step"] = out.tokens_per_step;
-  g_.meta()["memory_peak_bytes"] = mem.peak.value();
-  g_.meta()["micro_batches"] = mbs_;
+  g_.facts() = step_facts(e_);
+  g_.facts().memory_peak = mem.peak;
   out.memory = std::move(mem);
   out.graph = std::move(g_);
   return out;

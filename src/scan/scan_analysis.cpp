@@ -78,11 +78,15 @@ ScanAnalysis analyze(const ScanMeta& m, const std::vector<ScanRow>& rows) {
       s.series.infeasible.push_back({x, fmt::format("{}: {}", status_name(r.status), r.reason)});
       continue;
     }
+    if (!r.report.tokens_per_s) {  // a trace without tokens per step: no throughput to put on the curve
+      s.series.infeasible.push_back({x, "throughput unknown: the trace does not give tokens_per_step"});
+      continue;
+    }
     if (!s.series.points.empty() && s.series.points.back().scale == x) continue;  // a second point at one scale
     analysis::ScalingPoint p;
     p.scale = x;
     p.devices = r.report.devices;
-    p.throughput = r.report.tokens_per_s;
+    p.throughput = *r.report.tokens_per_s;
     p.step_time_s = r.report.step_time_s;
     p.breakdown = r.report.breakdown;
     s.series.points.push_back(p);

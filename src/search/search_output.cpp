@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "inflect/core/strings.hpp"
@@ -106,7 +107,7 @@ std::string format_search(const SearchResult& r, const SearchSpec& spec) {
     const auto& rep = *p.report;
     const auto& bd = rep.breakdown;
     out += fmt::format("{:>3} {:>4}  {:<{}} {:>9.3f} {:>9.3f} {:>10.4g} {:>5.1f}% {:>7}  {:>7.3f} {:>6.3f} {:>6.3f} {:>6.3f} {:>6.3f} {:>6.3f} {:>6.3f}\n",
-                       rank, p.estimate_rank, name, w, rep.step_time_s, p.estimate.step_s, rep.tokens_per_s, 100 * rep.mfu,
+                       rank, p.estimate_rank, name, w, rep.step_time_s, p.estimate.step_s, rep.tokens_per_s.value_or(std::nan("")), 100 * rep.mfu.value_or(std::nan("")),
                        gb(rep.memory.peak_bytes), bd.compute_s, bd.bubble_s, bd.exposed_comm_s.dp, bd.exposed_comm_s.tp,
                        bd.exposed_comm_s.pp, bd.exposed_comm_s.cp, bd.exposed_comm_s.ep);
   }

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "inflect/core/error.hpp"
-#include "inflect/plan/plan_label.hpp"
+#include "inflect/plan/plan_summary.hpp"
 #include "inflect/plan/schedule.hpp"
 
 namespace inflect::search {

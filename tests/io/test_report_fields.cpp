@@ -31,13 +31,13 @@ RunReport sample() {
   r.plan = "tp8 pp1 dp2 cp1 zero1 1f1b recompute=none mb1 m=8";
   r.step_time_s = 0.1 + 0.2;  // not a short decimal: the exact double must come back
   r.tokens_per_step = 32768;
-  r.tokens_per_s = r.tokens_per_step / r.step_time_s;
+  r.tokens_per_s = *r.tokens_per_step / r.step_time_s;
   r.model_flops_per_step = 3.3e17 / 3;
   r.hardware_flops_per_step = 3.4e17 / 7;
   r.model_tflops_per_gpu = 123.456789;
   r.hardware_tflops_per_gpu = 130.1;
   r.peak_tflops_per_gpu = 989;
-  r.mfu = r.model_tflops_per_gpu / r.peak_tflops_per_gpu;
+  r.mfu = *r.model_tflops_per_gpu / r.peak_tflops_per_gpu;
   r.memory.peak_bytes = 60e9 / 7;
   r.memory.capacity_bytes = 80e9;
   r.memory.parts = {{"optimizer", 4e9}, {"weights", 1e9}, {"activations", 3e9 / 7}};

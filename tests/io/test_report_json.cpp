@@ -23,7 +23,7 @@ inflect::analysis::RunReport sample() {
   // step 10 s = compute 7 + comm (0.5 dp + 1 tp + 0.25 pp) + bubble 1 + other 0.25
   r.step_time_s = 10;
   r.tokens_per_step = 1536.0 * 2048;
-  r.tokens_per_s = r.tokens_per_step / r.step_time_s;
+  r.tokens_per_s = *r.tokens_per_step / r.step_time_s;
   r.model_flops_per_step = 1.6e18;
   r.hardware_flops_per_step = 2.1e18;
   r.model_tflops_per_gpu = 156.4;
@@ -117,6 +117,27 @@ TEST_CASE("report_json: unknown figures are null, never made up") {
   CHECK(j["memory"]["fits"].is_null());
   CHECK(j["memory"]["capacity_bytes"].get<double>() == 80e9);
   CHECK(j["mfu"].is_null());
+}
+
+TEST_CASE("report_json: a trace without tokens or model FLOPs has them, and what is made of them, null") {
+  auto r = sample();
+  r.tokens_per_step.reset();
+  r.tokens_per_s.reset();
+  r.model_flops_per_step.reset();
+  r.model_tflops_per_gpu.reset();
+  r.mfu.reset();
+  r.power.modeled = r.thermal.modeled = true;
+  r.power.energy_per_token_j.reset();
+  const std::string text = inflect::io::report_to_json(r);
+  auto j = nlohmann::json::parse(text);
+  for (const char* k : {"tokens_per_step", "tokens_per_s", "model_flops_per_step", "model_tflops_per_gpu", "mfu"}) {
+    CAPTURE(k);
+    CHECK(j[k].is_null());
+  }
+  CHECK(j["power"]["energy_per_token_j"].is_null());
+  CHECK(j["hardware_tflops_per_gpu"].get<double>() == 205.1);  // what the kernels did is still known
+  // Read back, they stay unknown.
+  CHECK(inflect::io::report_to_json(inflect::io::report_from_json(nlohmann::ordered_json::parse(text))) == text);
 }
 
 TEST_CASE("report_json: duplicate memory parts are summed") {

@@ -2,6 +2,7 @@
 // The result of simulating one experiment: what `inflect run` prints and writes as report.json.
 // Field names are the report.json keys (see io/report_json.hpp and docs/report.md).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,7 +66,7 @@ struct PowerReport {
   double facility_avg_w = 0;         // cluster_avg_w * PUE
   double energy_per_step_j = 0;      // cluster_avg_w * step time (IT energy)
   double facility_energy_per_step_j = 0;
-  double energy_per_token_j = 0;     // energy_per_step_j / tokens per step
+  std::optional<double> energy_per_token_j;  // energy_per_step_j / tokens per step (unknown with them)
   double avg_clock_mhz = 0;          // compute-stream kernels' clock, weighted by their time
   double max_clock_mhz = 0;          // the device's maximum
 };
@@ -103,13 +104,15 @@ struct RunReport {
   std::string not_simulated;
 
   double step_time_s = 0;
-  double tokens_per_step = 0;
-  double tokens_per_s = 0;
-  double model_flops_per_step = 0;     // no recomputation
+  /// Unknown (nullopt) for a replayed trace that does not carry them (workload::GraphFacts), and
+  /// then so is every figure made from them: the report says null, never 0.
+  std::optional<double> tokens_per_step;
+  std::optional<double> model_flops_per_step;  // no recomputation
+  std::optional<double> tokens_per_s;
   double hardware_flops_per_step = 0;  // including recomputed work
-  double model_tflops_per_gpu = 0;
+  std::optional<double> model_tflops_per_gpu;
   double hardware_tflops_per_gpu = 0;
-  double mfu = 0;                      // model FLOP/s per GPU / dense peak at the precision
+  std::optional<double> mfu;  // model FLOP/s per GPU / dense peak at the precision
   double peak_tflops_per_gpu = 0;
 
   MemoryReport memory;

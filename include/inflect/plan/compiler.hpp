@@ -37,9 +37,7 @@ struct CompiledPlan {
   workload::ExecutionGraph graph;
   MemoryEstimate memory;
   int dp = 1;
-  int micro_batches = 1;
-  double tokens_per_step = 0;
-  double model_flops_per_step = 0;
+  int micro_batches = 1;  // tokens and model FLOPs per step: graph.facts()
   std::string summary;  // "tp8 pp16 dp8 cp1 sp zero1 1f1b recompute=full mb1 m=192"
 };
 

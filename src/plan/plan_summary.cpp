@@ -1,4 +1,4 @@
-#include "inflect/plan/plan_label.hpp"
+#include "inflect/plan/plan_summary.hpp"
 
 #include <fmt/format.h>
 
@@ -7,6 +7,7 @@
 #include "inflect/core/strings.hpp"
 #include "inflect/plan/compiler.hpp"
 #include "inflect/plan/schedule.hpp"
+#include "inflect/workload/layer_costs.hpp"
 
 namespace inflect::plan {
 
@@ -34,6 +35,15 @@ std::string plan_label(const Experiment& e) {
     label += core::join(counts, "/");
   }
   return label;
+}
+
+workload::GraphFacts step_facts(const Experiment& e) {
+  workload::GraphFacts f;
+  const double tokens = static_cast<double>(e.training.global_batch * e.training.seq_len);
+  f.tokens_per_step = tokens;
+  if (e.workload.model) f.model_flops_per_step = core::Flops(workload::model_flops_per_token(*e.workload.model, e.training.seq_len) * tokens);
+  f.micro_batches = e.training.global_batch / (static_cast<std::int64_t>(derive_dp(e)) * e.training.micro_batch);
+  return f;
 }
 
 }  // namespace inflect::plan

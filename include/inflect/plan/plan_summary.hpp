@@ -1,8 +1,10 @@
 #pragma once
-// The one label of a plan, as report.json's `plan`, scan rows and search.json write it.
+// What a plan is, in one line (its label, as report.json's `plan`, scan rows and search.json write
+// it) and in the figures of its step that the report needs (the graph's facts).
 #include <string>
 
 #include "inflect/plan/experiment.hpp"
+#include "inflect/workload/exec_graph.hpp"
 
 namespace inflect::plan {
 
@@ -12,5 +14,10 @@ namespace inflect::plan {
 /// and an uneven layer split when there is one. The order is the one every report has always had;
 /// scripts compare these strings, so it does not change.
 std::string plan_label(const Experiment& e);
+
+/// Tokens and model FLOPs per step and micro-batches per data-parallel rank: what the compiler
+/// records in the graph it builds, and what a plan that is not simulated still reports. The
+/// memory peak is the memory estimate's (left unset here).
+workload::GraphFacts step_facts(const Experiment& e);
 
 }  // namespace inflect::plan
