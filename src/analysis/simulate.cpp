@@ -77,17 +77,10 @@ RunReport not_simulated(const plan::Experiment& e, const plan::MemoryEstimate& m
   return r;
 }
 
-// Each simulated device's cooling for one step of training.steps (docs/power.md, "Steps").
-// Step 1 starts every device at the temperature its idle power settles at (the node idled before
-// the job). Every later step starts at the steady state of the step before — a step lasts seconds,
-// the RC constant tens of seconds, so this is the state a long run of such steps reaches:
-//   - a device whose average power settles below its slowdown temperature starts there;
-//   - one that would settle above it is regulated, as the driver's thermal slowdown does: it
-//     starts at the slowdown temperature, hot, and its kernels may draw a budget that the next
-//     steps correct until its average power is what the cooling removes there,
-//     P_th = (T_slowdown - T_coolant) / R (the budget's part above idle scaled by the ratio of
-//     the wanted to the measured average above idle);
-//   - a regulated device whose budget would exceed board power is no longer limited by heat.
+// Each simulated device's cooling for one step of training.steps (docs/power.md, "Steps"): its
+// coolant, resistance and capacitance from the cluster, and where it starts. Step 1 starts every
+// device at the temperature its idle power settles at (the node idled before the job); every later
+// step where the physics says the step before leaves it (sim::warm_start).
 std::vector<sim::DeviceCooling> cooling(const plan::Experiment& e, const hw::PowerModel& pm,
                                         const workload::ExecutionGraph& graph, const sim::EngineResult* previous,
                                         const std::vector<sim::DeviceCooling>* before) {
@@ -107,32 +100,8 @@ std::vector<sim::DeviceCooling> cooling(const plan::Experiment& e, const hw::Pow
     out[i].coolant_c = e.cluster.thermal.inlet_c(device / per_node, c.coolant_c);
     out[i].start_c = hw::rc_steady(out[i].coolant_c, pm.idle_w(), out[i].resistance_c_per_w);
   }
-  if (!previous || !before || !(previous->makespan > core::Time::zero())) return out;
-  const double idle = pm.idle_w(), board = pm.board_w();
-  for (std::size_t i = 0; i < slots; ++i) {
-    sim::DeviceCooling& d = out[i];
-    const double avg = previous->power[i].energy_j / previous->makespan.seconds();
-    const double steady = hw::rc_steady(d.coolant_c, avg, d.resistance_c_per_w);
-    const double p_th = (th.slowdown_c - d.coolant_c) / d.resistance_c_per_w;
-    const double budget = (*before)[i].hot_budget_w;
-    if (budget <= 0) {
-      if (steady < th.slowdown_c) {
-        d.start_c = steady;
-        continue;
-      }
-      d.hot_budget_w = std::max(p_th, idle);  // first guess: kernels draw what the cooling removes
-    } else {
-      d.hot_budget_w = avg > idle && budget > idle ? idle + (budget - idle) * (p_th - idle) / (avg - idle) : budget;
-      d.hot_budget_w = std::max(d.hot_budget_w, idle);
-      if (d.hot_budget_w >= board) {  // heat no longer binds
-        d.hot_budget_w = 0;
-        d.start_c = th.slowdown_c - th.hysteresis_c;
-        continue;
-      }
-    }
-    d.start_c = th.slowdown_c;
-    d.start_hot = true;
-  }
+  if (!previous || !before) return out;
+  for (std::size_t i = 0; i < slots; ++i) out[i] = sim::warm_start(pm, out[i], (*before)[i], previous->power[i], previous->makespan);
   return out;
 }
 

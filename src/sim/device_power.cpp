@@ -6,6 +6,36 @@
 
 namespace inflect::sim {
 
+DeviceCooling warm_start(const hw::PowerModel& model, const DeviceCooling& fresh, const DeviceCooling& before,
+                         const DevicePower& previous, core::Time step) {
+  DeviceCooling d = fresh;
+  if (!(step > core::Time::zero())) return d;
+  const auto& th = model.device().thermal;
+  const double idle = model.idle_w(), board = model.board_w();
+  const double avg = previous.energy_j / step.seconds();
+  const double steady = hw::rc_steady(d.coolant_c, avg, d.resistance_c_per_w);
+  const double p_th = (th.slowdown_c - d.coolant_c) / d.resistance_c_per_w;
+  const double budget = before.hot_budget_w;
+  if (budget <= 0) {
+    if (steady < th.slowdown_c) {
+      d.start_c = steady;
+      return d;
+    }
+    d.hot_budget_w = std::max(p_th, idle);  // first guess: kernels draw what the cooling removes
+  } else {
+    d.hot_budget_w = avg > idle && budget > idle ? idle + (budget - idle) * (p_th - idle) / (avg - idle) : budget;
+    d.hot_budget_w = std::max(d.hot_budget_w, idle);
+    if (d.hot_budget_w >= board) {  // heat no longer binds
+      d.hot_budget_w = 0;
+      d.start_c = th.slowdown_c - th.hysteresis_c;
+      return d;
+    }
+  }
+  d.start_c = th.slowdown_c;
+  d.start_hot = true;
+  return d;
+}
+
 void DevicePowerTracker::reset(const PowerOptions& options, std::size_t slots) {
   model_ = options.model;
   opt_ = options;

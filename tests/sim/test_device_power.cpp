@@ -165,3 +165,60 @@ TEST_CASE("device power: leakage above the calibration temperature comes off the
   (void)t.kernel_start(0, s(0), pm.calibrate(one_second_kernel()));
   CHECK(t.clock_mhz(0) == 750);
 }
+
+TEST_CASE("device power: where the next step starts (warm start), worked by hand") {
+  // Coolant 25 C, R = 0.2 C/W: the cooling removes P_th = (90 - 25) / 0.2 = 325 W at the 90 C
+  // slowdown temperature. Idle 100 W, board 700 W, hysteresis 3 C. Steps of 2 s.
+  sim::DeviceCooling fresh;
+  fresh.coolant_c = 25;
+  fresh.resistance_c_per_w = 0.2;
+  fresh.capacitance_j_per_c = 100;
+  fresh.start_c = hw::rc_steady(25, 100, 0.2);  // idle: 45 C
+  const Time step = s(2);
+  auto ran = [](double avg_w) {
+    sim::DevicePower p;
+    p.energy_j = avg_w * 2;
+    return p;
+  };
+  const hw::PowerModel& pm = toy_power();
+
+  SUBCASE("a device that settles below slowdown starts where it settles") {
+    // 200 W average: 25 + 200 x 0.2 = 65 C.
+    const auto d = sim::warm_start(pm, fresh, fresh, ran(200), step);
+    CHECK(d.start_c == doctest::Approx(65));
+    CHECK_FALSE(d.start_hot);
+    CHECK(d.hot_budget_w == 0);
+  }
+  SUBCASE("one that would settle above it starts hot, its kernels allowed what the cooling removes") {
+    // 500 W would settle at 125 C: start at 90 C, hot, budget max(P_th, idle) = 325 W.
+    const auto d = sim::warm_start(pm, fresh, fresh, ran(500), step);
+    CHECK(d.start_c == 90);
+    CHECK(d.start_hot);
+    CHECK(d.hot_budget_w == doctest::Approx(325));
+  }
+  SUBCASE("the budget is corrected by the measured average") {
+    // Under a 325 W budget the device averaged 400 W: 300 W above idle where 225 W was wanted, so
+    // the budget's 225 W above idle scale by 225 / 300: 100 + 225 x 0.75 = 268.75 W.
+    sim::DeviceCooling before = fresh;
+    before.hot_budget_w = 325;
+    const auto d = sim::warm_start(pm, fresh, before, ran(400), step);
+    CHECK(d.hot_budget_w == doctest::Approx(268.75));
+    CHECK(d.start_c == 90);
+    CHECK(d.start_hot);
+  }
+  SUBCASE("a budget past board power: heat no longer binds") {
+    // Budget 650 W, average 200 W: 100 + 550 x 225 / 100 = 1337.5 W >= 700 W board: unlimited,
+    // starting where throttling would have ended (90 - 3 = 87 C).
+    sim::DeviceCooling before = fresh;
+    before.hot_budget_w = 650;
+    const auto d = sim::warm_start(pm, fresh, before, ran(200), step);
+    CHECK(d.hot_budget_w == 0);
+    CHECK(d.start_c == 87);
+    CHECK_FALSE(d.start_hot);
+  }
+  SUBCASE("a step of no length leaves the first step's start") {
+    const auto d = sim::warm_start(pm, fresh, fresh, ran(500), Time::zero());
+    CHECK(d.start_c == fresh.start_c);
+    CHECK_FALSE(d.start_hot);
+  }
+}

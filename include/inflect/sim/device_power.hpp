@@ -26,7 +26,7 @@ struct DeviceCooling {
   double start_c = 25;            // temperature at time zero
   bool start_hot = false;         // throttling at time zero (hysteresis carried from a step before)
   /// While hot, the power a kernel may draw; 0 = what the cooling removes at the slowdown
-  /// temperature. analysis::simulate regulates it across steps (see docs/power.md).
+  /// temperature. warm_start regulates it across steps (see docs/power.md).
   double hot_budget_w = 0;
 };
 
@@ -57,6 +57,22 @@ struct DevicePower {
   bool reached_shutdown = false;
   bool end_hot = false;          // still throttling for heat at the end
 };
+
+/// Where a device starts the next step of a multi-step run (training.steps, docs/power.md "Steps"),
+/// from how it ran the step before (`previous`, over `step`, having started as `before`); `fresh`
+/// is its cooling with the start a first step has (the temperature its idle power settles at).
+/// A step lasts seconds and the RC constant tens of seconds, so the next step starts at the state
+/// a long run of such steps reaches:
+///   - a device whose average power settles below its slowdown temperature starts there;
+///   - one that would settle above it is regulated, as the driver's thermal slowdown does: it
+///     starts at the slowdown temperature, hot, and its kernels may draw a budget that the next
+///     steps correct until its average power is what the cooling removes there,
+///     P_th = (T_slowdown - T_coolant) / R (the budget's part above idle scaled by the ratio of
+///     the wanted to the measured average above idle);
+///   - a regulated device whose budget would exceed board power is no longer limited by heat.
+/// A step of no length leaves the start as it was (`fresh`).
+DeviceCooling warm_start(const hw::PowerModel& model, const DeviceCooling& fresh, const DeviceCooling& before,
+                         const DevicePower& previous, core::Time step);
 
 class DevicePowerTracker {
  public:
