@@ -87,18 +87,18 @@ std::vector<sim::DeviceCooling> cooling(const plan::Experiment& e, const hw::Pow
   const std::size_t slots = graph.simulated_ranks().size();
   const auto& th = e.cluster.device.thermal;
   sim::DeviceCooling c;
-  c.coolant_c = e.cluster.inlet();
-  c.resistance_c_per_w = e.cluster.topology.cooling.kind == net::CoolingKind::air ? th.resistance_air_c_per_w
-                                                                                  : th.resistance_liquid_c_per_w;
-  c.capacitance_j_per_c = th.capacitance_j_per_c;
+  c.coolant = core::Celsius(e.cluster.inlet());
+  c.resistance = core::ThermalResistance(e.cluster.topology.cooling.kind == net::CoolingKind::air ? th.resistance_air_c_per_w
+                                                                                                 : th.resistance_liquid_c_per_w);
+  c.capacitance = core::HeatCapacity(th.capacitance_j_per_c);
   std::vector<sim::DeviceCooling> out(slots, c);
   const auto& sim_ranks = graph.simulated_ranks();
   const int per_node = e.cluster.topology.devices_per_node;
   for (std::size_t i = 0; i < slots; ++i) {
     const int device = static_cast<int>(sim_ranks[i]);
-    out[i].resistance_c_per_w *= e.cluster.thermal.resistance_scale(device, per_node);
-    out[i].coolant_c = e.cluster.thermal.inlet_c(device / per_node, c.coolant_c);
-    out[i].start_c = hw::rc_steady(out[i].coolant_c, pm.idle_w(), out[i].resistance_c_per_w);
+    out[i].resistance = out[i].resistance * e.cluster.thermal.resistance_scale(device, per_node);
+    out[i].coolant = core::Celsius(e.cluster.thermal.inlet_c(device / per_node, c.coolant.value()));
+    out[i].start = hw::rc_steady(out[i].coolant, pm.idle(), out[i].resistance);
   }
   if (!previous || !before) return out;
   for (std::size_t i = 0; i < slots; ++i) out[i] = sim::warm_start(pm, out[i], (*before)[i], previous->power[i], previous->makespan);
@@ -115,14 +115,14 @@ void report_power(const plan::Experiment& e, const hw::PowerModel& pm, const wor
     const double w = graph.represents()[i];
     const auto& d = res.power[i];
     devices += w;
-    energy += w * d.energy_j;
+    energy += w * d.energy.value();
     clock += w * d.clock_mhz_s;
-    kernel += w * d.kernel_s;
-    power_lim += w * d.power_limited_s;
-    thermal_lim += w * d.thermal_limited_s;
-    p.peak_device_w = std::max(p.peak_device_w, d.peak_w);
-    p.peak_avg_device_w = std::max(p.peak_avg_device_w, d.peak_avg_w);
-    t.peak_temp_c = std::max(t.peak_temp_c, d.peak_c);
+    kernel += w * d.kernel_time.value();
+    power_lim += w * d.power_limited.value();
+    thermal_lim += w * d.thermal_limited.value();
+    p.peak_device_w = std::max(p.peak_device_w, d.peak.value());
+    p.peak_avg_device_w = std::max(p.peak_avg_device_w, d.peak_avg.value());
+    t.peak_temp_c = std::max(t.peak_temp_c, d.peak_temp.value());
     t.reached_shutdown = t.reached_shutdown || d.reached_shutdown;
   }
   if (!(devices > 0) || !(step > 0)) return;
@@ -169,7 +169,7 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   eo.comm_interference = e.cluster.device.comm_interference;
   const hw::PowerModel power(e.cluster.device);
   eo.power.model = &power;
-  eo.power.cap_w = e.cluster.power_cap();
+  eo.power.cap = core::Watts(e.cluster.power_cap());
   eo.power.comm_interference = eo.comm_interference;
   auto te = std::chrono::steady_clock::now();
   // What the graph knows of the step; a trace may lack any of it (then the report says null).

@@ -258,8 +258,8 @@ class Engine {
   // Tells the observer the device's power, clock and temperature after a change.
   void sample_device(std::uint32_t slot) {
     if (!opt_.observer) return;
-    opt_.observer->on_device(g_, DeviceSample{g_.simulated_ranks()[slot], now_, power_.power_w(slot), power_.clock_mhz(slot),
-                                              power_.temperature_c(slot)});
+    opt_.observer->on_device(g_, DeviceSample{g_.simulated_ranks()[slot], now_, power_.power(slot), power_.clock_mhz(slot),
+                                              power_.temperature(slot)});
   }
   // Compute.
   std::vector<Time> kernel_time_;
