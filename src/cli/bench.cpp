@@ -65,9 +65,9 @@ void bench_case(const std::string& file, plan::Fidelity f) {
   analysis::RunReport r = analysis::simulate(e, so);
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("%-44s %-9s %6d GPUs  step %8.3f s  wall %8.3f s (compile %.3f, engine %.3f)  events %10llu  ops %10llu  %6.2f M events/s  classes %4d  rss %7.0f MB\n",
-              file.c_str(), r.simulator.fidelity.c_str(), r.devices, r.step_time_s, s, r.simulator.compile_s, r.simulator.engine_s,
+              file.c_str(), r.simulator.fidelity.c_str(), r.devices, r.step_time.value(), s, r.simulator.compile.value(), r.simulator.engine.value(),
               static_cast<unsigned long long>(r.simulator.events), static_cast<unsigned long long>(r.simulator.ops),
-              static_cast<double>(r.simulator.events) / r.simulator.engine_s / 1e6, r.simulator.rank_classes, peak_rss_mb());
+              static_cast<double>(r.simulator.events) / r.simulator.engine.value() / 1e6, r.simulator.rank_classes, peak_rss_mb());
   std::fflush(stdout);
 }
 

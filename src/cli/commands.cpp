@@ -61,14 +61,14 @@ int cmd_run(const RunArgs& a) {
     std::fputs((io::report_to_json(r) + "\n").c_str(), stdout);
   } else if (a.oneline && !r.simulated) {
     std::fputs(fmt::format("{:<28} {:>6} GPUs {:<10} {:<44} NOT SIMULATED: does not fit (mem {:5.1f}/{:.0f} GiB)\n", r.name, r.devices,
-                           r.device, r.plan, r.memory.peak_bytes / 1073741824.0, r.memory.capacity_bytes / 1073741824.0)
+                           r.device, r.plan, r.memory.peak.value() / 1073741824.0, r.memory.capacity.value() / 1073741824.0)
                    .c_str(),
                stdout);
   } else if (a.oneline) {
     std::fputs(fmt::format("{:<28} {:>6} GPUs {:<10} {:<44} step {:8.3f} s  {:>10.0f} tok/s  {:6.1f} TFLOP/s/GPU  MFU {:5.1f}%  "
                            "mem {:5.1f}/{:.0f} GiB{}\n",
-                           r.name, r.devices, r.device, r.plan, r.step_time_s, r.tokens_per_s.value_or(std::nan("")), r.model_tflops_per_gpu.value_or(std::nan("")), 100 * r.mfu.value_or(std::nan("")),
-                           r.memory.peak_bytes / 1073741824.0, r.memory.capacity_bytes / 1073741824.0,
+                           r.name, r.devices, r.device, r.plan, r.step_time.value(), r.tokens_per_s.value_or(std::nan("")), r.model_tflops_per_gpu.value_or(std::nan("")), 100 * r.mfu.value_or(std::nan("")),
+                           r.memory.peak.value() / 1073741824.0, r.memory.capacity.value() / 1073741824.0,
                            r.memory.fits ? "" : " DOES NOT FIT")
                    .c_str(),
                stdout);

@@ -43,7 +43,7 @@ void print_progress(const scan::Progress& p, bool tty) {
                  clock(eta).c_str());
     if (done == p.to_run) std::fprintf(stderr, "\n");
   } else {
-    std::string what = r.status == scan::RowStatus::ok ? fmt::format("step {:.4g} s, {:.4g} tokens/s", r.report.step_time_s, r.report.tokens_per_s.value_or(std::nan("")))
+    std::string what = r.status == scan::RowStatus::ok ? fmt::format("step {:.4g} s, {:.4g} tokens/s", r.report.step_time.value(), r.report.tokens_per_s.value_or(std::nan("")))
                                                        : scan::status_name(r.status);
     std::fprintf(stderr, "scan: %d/%d [%d] %s: %s (ETA %s)\n", done, p.to_run, r.index,
                  r.key.empty() ? "base" : r.key.c_str(), what.c_str(), clock(eta).c_str());

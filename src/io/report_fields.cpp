@@ -23,8 +23,16 @@ FieldValue to_value(int v) { return std::int64_t{v}; }
 FieldValue to_value(std::uint64_t v) { return static_cast<std::int64_t>(v); }
 FieldValue to_value(bool v) { return v; }
 FieldValue to_value(const std::string& v) { return v; }
+// A unit type becomes its number in its SI unit: the one place report figures lose their type.
+template <class Tag>
+FieldValue to_value(core::Quantity<Tag> q) {
+  return q.value();
+}
 // Unknown (a trace without it): null.
-FieldValue to_value(const std::optional<double>& v) { return v ? FieldValue(*v) : FieldValue(std::monostate{}); }
+template <class T>
+FieldValue to_value(const std::optional<T>& v) {
+  return v ? to_value(*v) : FieldValue(std::monostate{});
+}
 // An object keyed by part name (scripts read memory.parts.weights), in the report's order (largest
 // first); a name listed twice is summed rather than silently overwritten.
 FieldValue to_value(const std::vector<analysis::MemoryPart>& parts) {
@@ -32,9 +40,9 @@ FieldValue to_value(const std::vector<analysis::MemoryPart>& parts) {
   for (const auto& p : parts) {
     auto it = std::find_if(summed.begin(), summed.end(), [&](const auto& s) { return s.first == p.name; });
     if (it == summed.end())
-      summed.emplace_back(p.name, p.bytes);
+      summed.emplace_back(p.name, p.bytes.value());
     else
-      it->second += p.bytes;
+      it->second += p.bytes.value();
   }
   return summed;
 }
@@ -56,9 +64,19 @@ double number_of(const FieldValue& v) {
   return std::numeric_limits<double>::quiet_NaN();
 }
 void from_value(const FieldValue& v, double& out) { out = number_of(v); }
-void from_value(const FieldValue& v, std::optional<double>& out) {
-  if (std::holds_alternative<std::monostate>(v)) out.reset();
-  else out = number_of(v);
+template <class Tag>
+void from_value(const FieldValue& v, core::Quantity<Tag>& out) {
+  out = core::Quantity<Tag>(number_of(v));
+}
+template <class T>
+void from_value(const FieldValue& v, std::optional<T>& out) {
+  if (std::holds_alternative<std::monostate>(v)) {
+    out.reset();
+    return;
+  }
+  T x{};
+  from_value(v, x);
+  out = x;
 }
 void from_value(const FieldValue& v, int& out) {
   if (const auto* i = std::get_if<std::int64_t>(&v)) out = static_cast<int>(*i);
@@ -75,7 +93,7 @@ void from_value(const FieldValue& v, std::string& out) {
 void from_value(const FieldValue& v, std::vector<analysis::MemoryPart>& out) {
   out.clear();
   if (const auto* parts = std::get_if<NamedNumbers>(&v))
-    for (const auto& [name, bytes] : *parts) out.push_back({name, bytes});
+    for (const auto& [name, bytes] : *parts) out.push_back({name, core::Bytes(bytes)});
 }
 void from_value(const FieldValue& v, std::vector<analysis::StepRecord>& out) {
   out.clear();
@@ -153,7 +171,7 @@ std::vector<ReportField> build_fields() {
                      "only when `simulated` is false: why (peak vs capacity, the largest consumers)",
                      [](auto& r) -> auto& { return r.not_simulated; }));
   f.push_back(member("step_time_s", "s", K::when_simulated, "one training step (the critical rank's makespan)",
-                     [](auto& r) -> auto& { return r.step_time_s; }));
+                     [](auto& r) -> auto& { return r.step_time; }));
   f.push_back(member("tokens_per_step", "tokens", K::always, "global_batch * seq_len",
                      [](auto& r) -> auto& { return r.tokens_per_step; }));
   f.push_back(member("tokens_per_s", "tokens/s", K::when_simulated, "tokens_per_step / step_time_s",
@@ -181,16 +199,16 @@ std::vector<ReportField> build_fields() {
                      "are null",
                      [](auto& r) -> auto& { return r.memory.known; }));
   f.push_back(member("memory.peak_bytes", "bytes", K::when_memory_known, "the largest rank's peak",
-                     [](auto& r) -> auto& { return r.memory.peak_bytes; },
+                     [](auto& r) -> auto& { return r.memory.peak; },
                      {{"peak_memory_bytes", kRow},
                       {"peak_memory_gib", kCsv, "GiB", 1073741824.0},
                       {"memory_peak_bytes", kEstimate}}));
   f.push_back(member("memory.capacity_bytes", "bytes", K::always, "the device's HBM",
-                     [](auto& r) -> auto& { return r.memory.capacity_bytes; }, {{"capacity_bytes", kRow}}));
+                     [](auto& r) -> auto& { return r.memory.capacity; }, {{"capacity_bytes", kRow}}));
   f.push_back(member("memory.fits", "bool", K::when_memory_known, "peak_bytes <= capacity_bytes",
                      [](auto& r) -> auto& { return r.memory.fits; }, {{"fits", kRowAndCsv}}));
   f.push_back(member("memory.over_by_bytes", "bytes", K::when_memory_known, "max(0, peak - capacity)",
-                     [](auto& r) -> auto& { return r.memory.over_by_bytes; }));
+                     [](auto& r) -> auto& { return r.memory.over_by; }));
   f.push_back(member("memory.peak_stage", "stage", K::always, "pipeline stage of the largest rank",
                      [](auto& r) -> auto& { return r.memory.peak_stage; }));
   f.push_back(member("memory.parts", "bytes", K::always,
@@ -200,69 +218,69 @@ std::vector<ReportField> build_fields() {
 
   f.push_back(member("breakdown.compute_s", "s", K::when_simulated,
                      "busy time of the compute stream (kernels, including recompute)",
-                     [](auto& r) -> auto& { return r.breakdown.compute_s; }, {{"compute_s", kCsvAndEstimate}}));
+                     [](auto& r) -> auto& { return r.breakdown.compute; }, {{"compute_s", kCsvAndEstimate}}));
   f.push_back(member("breakdown.compute_interference_s", "s", K::when_simulated,
                      "the part of `compute_s` that is slowdown from communication overlapping it (device "
                      "`comm_interference`)",
-                     [](auto& r) -> auto& { return r.breakdown.compute_interference_s; },
+                     [](auto& r) -> auto& { return r.breakdown.interference; },
                      {{"compute_interference_s", kCsv}}));
   f.push_back(member("breakdown.compute_throttle_s", "s", K::when_simulated,
                      "the part of `compute_s` that kernels ran below their board-power clock (a lower `power_cap_w`, or "
                      "a hot device); docs/power.md",
-                     [](auto& r) -> auto& { return r.breakdown.compute_throttle_s; }, {{"compute_throttle_s", kCsv}}));
+                     [](auto& r) -> auto& { return r.breakdown.throttle; }, {{"compute_throttle_s", kCsv}}));
   f.push_back(derived("breakdown.exposed_comm_s.total", "s", K::when_simulated,
                       "compute stream idle waiting on communication: the sum of the dimensions below",
-                      [](const RunReport& r) -> FieldValue { return r.breakdown.exposed_comm_s.total(); }));
+                      [](const RunReport& r) -> FieldValue { return r.breakdown.exposed_comm.total().value(); }));
   f.push_back(member("breakdown.exposed_comm_s.dp", "s", K::when_simulated,
                      "of it, waiting on data-parallel communication (gradient reduction, ZeRO gathers)",
-                     [](auto& r) -> auto& { return r.breakdown.exposed_comm_s.dp; },
+                     [](auto& r) -> auto& { return r.breakdown.exposed_comm.dp; },
                      {{"breakdown.exposed_dp_s", kRow}, {"exposed_dp_s", kCsv}, {"exposed_comm_s.dp", kEstimate}}));
   f.push_back(member("breakdown.exposed_comm_s.tp", "s", K::when_simulated, "of it, waiting on tensor-parallel communication",
-                     [](auto& r) -> auto& { return r.breakdown.exposed_comm_s.tp; },
+                     [](auto& r) -> auto& { return r.breakdown.exposed_comm.tp; },
                      {{"breakdown.exposed_tp_s", kRow}, {"exposed_tp_s", kCsv}, {"exposed_comm_s.tp", kEstimate}}));
   f.push_back(member("breakdown.exposed_comm_s.pp", "s", K::when_simulated,
                      "of it, waiting on pipeline sends and receives (beyond the bubble)",
-                     [](auto& r) -> auto& { return r.breakdown.exposed_comm_s.pp; },
+                     [](auto& r) -> auto& { return r.breakdown.exposed_comm.pp; },
                      {{"breakdown.exposed_pp_s", kRow}, {"exposed_pp_s", kCsv}, {"exposed_comm_s.pp", kEstimate}}));
   f.push_back(member("breakdown.exposed_comm_s.cp", "s", K::when_simulated,
                      "of it, waiting on context-parallel communication",
-                     [](auto& r) -> auto& { return r.breakdown.exposed_comm_s.cp; },
+                     [](auto& r) -> auto& { return r.breakdown.exposed_comm.cp; },
                      {{"breakdown.exposed_cp_s", kRow}, {"exposed_cp_s", kCsv}, {"exposed_comm_s.cp", kEstimate}}));
   f.push_back(member("breakdown.exposed_comm_s.ep", "s", K::when_simulated,
                      "of it, waiting on expert-parallel all-to-alls",
-                     [](auto& r) -> auto& { return r.breakdown.exposed_comm_s.ep; },
+                     [](auto& r) -> auto& { return r.breakdown.exposed_comm.ep; },
                      {{"breakdown.exposed_ep_s", kRow}, {"exposed_ep_s", kCsv}, {"exposed_comm_s.ep", kEstimate}}));
   f.push_back(member("breakdown.bubble_s", "s", K::when_simulated, "compute stream idle waiting for other pipeline stages",
-                     [](auto& r) -> auto& { return r.breakdown.bubble_s; }, {{"bubble_s", kCsvAndEstimate}}));
+                     [](auto& r) -> auto& { return r.breakdown.bubble; }, {{"bubble_s", kCsvAndEstimate}}));
   f.push_back(member("breakdown.other_s", "s", K::when_simulated, "any remaining idle time",
-                     [](auto& r) -> auto& { return r.breakdown.other_s; }, {{"other_s", kCsv}}));
+                     [](auto& r) -> auto& { return r.breakdown.other; }, {{"other_s", kCsv}}));
   f.push_back(member("breakdown.critical_rank", "", K::always, "which rank the breakdown is of",
                      [](auto& r) -> auto& { return r.breakdown.critical_rank_note; }));
 
   f.push_back(member("power.cap_w", "W", K::when_power_modeled, "the power limit each device held",
-                     [](auto& r) -> auto& { return r.power.cap_w; }));
+                     [](auto& r) -> auto& { return r.power.cap; }));
   f.push_back(member("power.avg_device_w", "W", K::when_power_modeled, "mean device power over devices and the step",
-                     [](auto& r) -> auto& { return r.power.avg_device_w; }, {{"avg_device_w", kRowAndCsv}}));
+                     [](auto& r) -> auto& { return r.power.avg_device; }, {{"avg_device_w", kRowAndCsv}}));
   f.push_back(member("power.peak_device_w", "W", K::when_power_modeled,
                      "the highest instantaneous draw of any device (at kernel granularity)",
-                     [](auto& r) -> auto& { return r.power.peak_device_w; }, {{"peak_device_w", kRowAndCsv}}));
+                     [](auto& r) -> auto& { return r.power.peak_device; }, {{"peak_device_w", kRowAndCsv}}));
   f.push_back(member("power.peak_avg_device_w", "W", K::when_power_modeled,
                      "the highest 100 ms average of any device: what averaged telemetry (nvidia-smi's power draw) would "
                      "read (the run's average when it is shorter than 100 ms)",
-                     [](auto& r) -> auto& { return r.power.peak_avg_device_w; }, {{"peak_avg_device_w", kRowAndCsv}}));
+                     [](auto& r) -> auto& { return r.power.peak_avg_device; }, {{"peak_avg_device_w", kRowAndCsv}}));
   f.push_back(member("power.avg_node_w", "W", K::when_power_modeled,
                      "devices of a node + the topology's `node_other` + `fabric_per_node`",
-                     [](auto& r) -> auto& { return r.power.avg_node_w; }));
+                     [](auto& r) -> auto& { return r.power.avg_node; }));
   f.push_back(member("power.cluster_avg_w", "W", K::when_power_modeled, "all nodes (IT power)",
-                     [](auto& r) -> auto& { return r.power.cluster_avg_w; }));
+                     [](auto& r) -> auto& { return r.power.cluster_avg; }));
   f.push_back(member("power.facility_avg_w", "W", K::when_power_modeled, "cluster_avg_w x the topology's PUE",
-                     [](auto& r) -> auto& { return r.power.facility_avg_w; }));
+                     [](auto& r) -> auto& { return r.power.facility_avg; }));
   f.push_back(member("power.energy_per_step_j", "J", K::when_power_modeled, "cluster_avg_w x step_time_s (IT energy)",
-                     [](auto& r) -> auto& { return r.power.energy_per_step_j; }));
+                     [](auto& r) -> auto& { return r.power.energy_per_step; }));
   f.push_back(member("power.facility_energy_per_step_j", "J", K::when_power_modeled, "the same with PUE",
-                     [](auto& r) -> auto& { return r.power.facility_energy_per_step_j; }));
+                     [](auto& r) -> auto& { return r.power.facility_energy_per_step; }));
   f.push_back(member("power.energy_per_token_j", "J", K::when_power_modeled, "energy_per_step_j / tokens_per_step",
-                     [](auto& r) -> auto& { return r.power.energy_per_token_j; }, {{"energy_per_token_j", kRowAndCsv}}));
+                     [](auto& r) -> auto& { return r.power.energy_per_token; }, {{"energy_per_token_j", kRowAndCsv}}));
   f.push_back(member("power.avg_clock_mhz", "MHz", K::when_power_modeled,
                      "compute-stream kernels' clock, weighted by their time",
                      [](auto& r) -> auto& { return r.power.avg_clock_mhz; }));
@@ -272,9 +290,9 @@ std::vector<ReportField> build_fields() {
   f.push_back(member("thermal.cooling", "", K::when_thermal_modeled, "`air` or `liquid` (the topology's)",
                      [](auto& r) -> auto& { return r.thermal.cooling; }));
   f.push_back(member("thermal.inlet_c", "C", K::when_thermal_modeled, "inlet air or coolant temperature",
-                     [](auto& r) -> auto& { return r.thermal.inlet_c; }));
+                     [](auto& r) -> auto& { return r.thermal.inlet; }));
   f.push_back(member("thermal.peak_temp_c", "C", K::when_thermal_modeled, "the hottest device",
-                     [](auto& r) -> auto& { return r.thermal.peak_temp_c; }, {{"peak_temp_c", kRowAndCsv}}));
+                     [](auto& r) -> auto& { return r.thermal.peak_temp; }, {{"peak_temp_c", kRowAndCsv}}));
   f.push_back(member("thermal.throttled_fraction", "fraction", K::when_thermal_modeled,
                      "share of device-time spent in kernels below the max clock",
                      [](auto& r) -> auto& { return r.thermal.throttled_fraction; }, {{"throttled_fraction", kRowAndCsv}}));
@@ -316,13 +334,13 @@ std::vector<ReportField> build_fields() {
   f.push_back(member("simulator.timing.wall_s", "s", K::key_if_volatile,
                      "wall-clock time of the whole run: loading aside, compiling, the memory estimate, the engine "
                      "(volatile)",
-                     [](auto& r) -> auto& { return r.simulator.wall_s; }));
+                     [](auto& r) -> auto& { return r.simulator.wall; }));
   f.push_back(member("simulator.timing.compile_s", "s", K::key_if_volatile,
                      "of it, building the execution graph (model + plan -> IR) (volatile)",
-                     [](auto& r) -> auto& { return r.simulator.compile_s; }));
+                     [](auto& r) -> auto& { return r.simulator.compile; }));
   f.push_back(member("simulator.timing.engine_s", "s", K::key_if_volatile,
                      "of it, running the engine (every simulated step) (volatile)",
-                     [](auto& r) -> auto& { return r.simulator.engine_s; }));
+                     [](auto& r) -> auto& { return r.simulator.engine; }));
 
   // Scan rows only.
   ReportField per_device = derived("tokens_per_s_per_device", "tokens/s", K::when_simulated, "tokens_per_s / devices",
@@ -338,12 +356,12 @@ std::vector<ReportField> build_fields() {
 std::vector<StepField> build_step_fields() {
   using analysis::StepRecord;
   return {
-      {"step_time_s", "s", "the step's time", [](const StepRecord& s) { return s.step_time_s; },
-       [](StepRecord& s, double v) { s.step_time_s = v; }},
-      {"peak_temp_c", "C", "the hottest device at any time of the step", [](const StepRecord& s) { return s.peak_temp_c; },
-       [](StepRecord& s, double v) { s.peak_temp_c = v; }},
-      {"avg_device_w", "W", "mean device power over devices and the step", [](const StepRecord& s) { return s.avg_device_w; },
-       [](StepRecord& s, double v) { s.avg_device_w = v; }},
+      {"step_time_s", "s", "the step's time", [](const StepRecord& s) { return s.step_time.value(); },
+       [](StepRecord& s, double v) { s.step_time = core::Seconds(v); }},
+      {"peak_temp_c", "C", "the hottest device at any time of the step",
+       [](const StepRecord& s) { return s.peak_temp.value(); }, [](StepRecord& s, double v) { s.peak_temp = core::Celsius(v); }},
+      {"avg_device_w", "W", "mean device power over devices and the step",
+       [](const StepRecord& s) { return s.avg_device.value(); }, [](StepRecord& s, double v) { s.avg_device = core::Watts(v); }},
   };
 }
 

@@ -17,7 +17,7 @@ namespace {
 std::string gib(double bytes) { return fmt::format("{:.1f}", bytes / 1073741824.0); }
 // The row's peak memory per device, blank when unknown (a point that did not run, a trace without it).
 std::string peak_gib(const ScanRow& r) {
-  return r.has_report && r.report.memory.known ? gib(r.report.memory.peak_bytes) : "";
+  return r.has_report && r.report.memory.known ? gib(r.report.memory.peak.value()) : "";
 }
 // A figure of a row that ran, formatted; blank when the row did not run or the figure is unknown
 // (a trace without tokens per step). `scale` first (100 for a percentage).
@@ -110,7 +110,7 @@ std::string report_markdown(const ScanMeta& m, const std::vector<ScanRow>& rows,
       const auto& r = *sr.rows[i];
       s += fmt::format("| {} | {:.4g} | {:.4g} | {} | {} | {:.4g} | {} | {} | {} |\n", analysis::format_scale(p.scale),
                        p.throughput, met[i].per_device, pct(met[i].efficiency), i == 0 ? "" : pct(met[i].doubling_gain),
-                       p.step_time_s, figure(true, r.report.mfu, "{:.1f}%", 100), peak_gib(r), cell(r.report.plan));
+                       p.step_time.value(), figure(true, r.report.mfu, "{:.1f}%", 100), peak_gib(r), cell(r.report.plan));
     }
   }
   s += "\n## All points\n\n| # | family | values | status | devices | step s | tokens/s | MFU | peak GiB | avg W | peak W (100 ms) | "
@@ -120,10 +120,10 @@ std::string report_markdown(const ScanMeta& m, const std::vector<ScanRow>& rows,
     const bool ok = r.status == RowStatus::ok;
     s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.index,
                      cell(r.family), cell(values_text(r)), status_name(r.status), r.report.devices,
-                     figure(ok, r.report.step_time_s, "{:.4g}"), figure(ok, r.report.tokens_per_s, "{:.4g}"),
+                     figure(ok, r.report.step_time.value(), "{:.4g}"), figure(ok, r.report.tokens_per_s, "{:.4g}"),
                      figure(ok, r.report.mfu, "{:.1f}%", 100), peak_gib(r),
-                     figure(ok, r.report.power.avg_device_w, "{:.0f}"), figure(ok, r.report.power.peak_avg_device_w, "{:.0f}"),
-                     figure(ok, r.report.thermal.peak_temp_c, "{:.1f}"), figure(ok, r.report.thermal.throttled_fraction, "{:.1f}%", 100),
+                     figure(ok, r.report.power.avg_device.value(), "{:.0f}"), figure(ok, r.report.power.peak_avg_device.value(), "{:.0f}"),
+                     figure(ok, r.report.thermal.peak_temp.value(), "{:.1f}"), figure(ok, r.report.thermal.throttled_fraction, "{:.1f}%", 100),
                      ok ? r.report.thermal.limiter : "", cell(r.report.plan), cell(r.reason));
   }
   return s;
@@ -201,11 +201,11 @@ std::string report_html(const ScanMeta& m, const std::vector<ScanRow>& rows, con
     h += fmt::format("<tr><td>{}</td><td class=\"l\">{}</td>", r.index, escape(r.family));
     for (const auto& [k, v] : r.values) h += fmt::format("<td class=\"l\">{}</td>", escape(v));
     h += fmt::format("<td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>", status_name(r.status),
-                     r.report.devices, figure(ok, r.report.step_time_s, "{:.4g}"), figure(ok, r.report.tokens_per_s, "{:.4g}"),
+                     r.report.devices, figure(ok, r.report.step_time.value(), "{:.4g}"), figure(ok, r.report.tokens_per_s, "{:.4g}"),
                      figure(ok, r.report.mfu, "{:.1f}%", 100), peak_gib(r));
     h += fmt::format("<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td>",
-                     figure(ok, r.report.power.avg_device_w, "{:.0f}"), figure(ok, r.report.power.peak_avg_device_w, "{:.0f}"),
-                     figure(ok, r.report.thermal.peak_temp_c, "{:.1f}"), figure(ok, r.report.thermal.throttled_fraction, "{:.1f}%", 100),
+                     figure(ok, r.report.power.avg_device.value(), "{:.0f}"), figure(ok, r.report.power.peak_avg_device.value(), "{:.0f}"),
+                     figure(ok, r.report.thermal.peak_temp.value(), "{:.1f}"), figure(ok, r.report.thermal.throttled_fraction, "{:.1f}%", 100),
                      ok ? escape(r.report.thermal.limiter) : "");
     h += fmt::format("<td class=\"l\">{}</td><td class=\"l\">{}</td></tr>\n", escape(r.report.plan), escape(r.reason));
   }

@@ -87,7 +87,7 @@ ScanAnalysis analyze(const ScanMeta& m, const std::vector<ScanRow>& rows) {
     p.scale = x;
     p.devices = r.report.devices;
     p.throughput = *r.report.tokens_per_s;
-    p.step_time_s = r.report.step_time_s;
+    p.step_time = r.report.step_time;
     p.breakdown = r.report.breakdown;
     s.series.points.push_back(p);
     s.rows.push_back(&r);

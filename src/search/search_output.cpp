@@ -38,11 +38,12 @@ constexpr std::string_view kEstimateFigures[] = {"step_time_s",       "compute_s
 
 Json estimate_json(const Estimate& e) {
   analysis::RunReport r;
-  r.step_time_s = e.step_s;
-  r.breakdown.compute_s = e.compute_s;
-  r.breakdown.exposed_comm_s = {e.dp_s, e.tp_s, e.pp_s, e.cp_s, e.ep_s};
-  r.breakdown.bubble_s = e.bubble_s;
-  r.memory.peak_bytes = e.memory_peak_bytes;
+  r.step_time = core::Seconds(e.step_s);
+  r.breakdown.compute = core::Seconds(e.compute_s);
+  r.breakdown.exposed_comm = {core::Seconds(e.dp_s), core::Seconds(e.tp_s), core::Seconds(e.pp_s), core::Seconds(e.cp_s),
+                             core::Seconds(e.ep_s)};
+  r.breakdown.bubble = core::Seconds(e.bubble_s);
+  r.memory.peak = core::Bytes(e.memory_peak_bytes);
   Json j;
   io::write_fields(j, r, kEstimateFigures);
   return j;
@@ -107,9 +108,9 @@ std::string format_search(const SearchResult& r, const SearchSpec& spec) {
     const auto& rep = *p.report;
     const auto& bd = rep.breakdown;
     out += fmt::format("{:>3} {:>4}  {:<{}} {:>9.3f} {:>9.3f} {:>10.4g} {:>5.1f}% {:>7}  {:>7.3f} {:>6.3f} {:>6.3f} {:>6.3f} {:>6.3f} {:>6.3f} {:>6.3f}\n",
-                       rank, p.estimate_rank, name, w, rep.step_time_s, p.estimate.step_s, rep.tokens_per_s.value_or(std::nan("")), 100 * rep.mfu.value_or(std::nan("")),
-                       gb(rep.memory.peak_bytes), bd.compute_s, bd.bubble_s, bd.exposed_comm_s.dp, bd.exposed_comm_s.tp,
-                       bd.exposed_comm_s.pp, bd.exposed_comm_s.cp, bd.exposed_comm_s.ep);
+                       rank, p.estimate_rank, name, w, rep.step_time.value(), p.estimate.step_s, rep.tokens_per_s.value_or(std::nan("")), 100 * rep.mfu.value_or(std::nan("")),
+                       gb(rep.memory.peak.value()), bd.compute.value(), bd.bubble.value(), bd.exposed_comm.dp.value(), bd.exposed_comm.tp.value(),
+                       bd.exposed_comm.pp.value(), bd.exposed_comm.cp.value(), bd.exposed_comm.ep.value());
   }
   int ok = 0;
   for (const auto& p : r.plans) ok += p.report && p.report->simulated;

@@ -42,12 +42,12 @@ TEST_CASE("simulate_graph derives throughput and FLOP rates from the step") {
   plan::Experiment e = one_node();
   workload::ExecutionGraph g = one_kernel_graph(8);
   analysis::RunReport r = analysis::simulate_graph(e, g, nullptr, "test", {});
-  CHECK(r.step_time_s == doctest::Approx(1e-3).epsilon(1e-9));
+  CHECK(r.step_time.value() == doctest::Approx(1e-3).epsilon(1e-9));
   CHECK(r.tokens_per_s.value() == doctest::Approx(1e6).epsilon(1e-9));
   CHECK(r.hardware_tflops_per_gpu == doctest::Approx(2.0).epsilon(1e-9));
   CHECK(r.model_tflops_per_gpu.value() == doctest::Approx(2.0).epsilon(1e-9));
   CHECK(r.mfu.value() == doctest::Approx(0.02).epsilon(1e-9));
-  CHECK(r.breakdown.compute_s == doctest::Approx(1e-3).epsilon(1e-9));
+  CHECK(r.breakdown.compute.value() == doctest::Approx(1e-3).epsilon(1e-9));
   CHECK_FALSE(r.memory.known);  // no memory figures in the graph
 }
 
@@ -58,7 +58,7 @@ TEST_CASE("a trace without tokens or model FLOPs reports them unknown, not 0") {
   workload::ExecutionGraph g = one_kernel_graph(8);
   g.facts() = {};
   analysis::RunReport r = analysis::simulate_graph(e, g, nullptr, "test", {});
-  CHECK(r.step_time_s == doctest::Approx(1e-3).epsilon(1e-9));
+  CHECK(r.step_time.value() == doctest::Approx(1e-3).epsilon(1e-9));
   CHECK(r.hardware_tflops_per_gpu == doctest::Approx(2.0).epsilon(1e-9));
   CHECK_FALSE(r.tokens_per_step.has_value());
   CHECK_FALSE(r.tokens_per_s.has_value());
@@ -66,8 +66,8 @@ TEST_CASE("a trace without tokens or model FLOPs reports them unknown, not 0") {
   CHECK_FALSE(r.model_tflops_per_gpu.has_value());
   CHECK_FALSE(r.mfu.has_value());
   CHECK(r.power.modeled);
-  CHECK_FALSE(r.power.energy_per_token_j.has_value());
-  CHECK(r.power.energy_per_step_j > 0);
+  CHECK_FALSE(r.power.energy_per_token.has_value());
+  CHECK(r.power.energy_per_step.value() > 0);
   CHECK_FALSE(r.memory.known);
 }
 

@@ -15,6 +15,8 @@
 #include "inflect/io/report_fields.hpp"
 #include "inflect/io/report_json.hpp"
 
+namespace core = inflect::core;
+
 namespace {
 
 using inflect::analysis::RunReport;
@@ -29,35 +31,35 @@ RunReport sample() {
   r.nodes = 2;
   r.devices = 16;
   r.plan = "tp8 pp1 dp2 cp1 zero1 1f1b recompute=none mb1 m=8";
-  r.step_time_s = 0.1 + 0.2;  // not a short decimal: the exact double must come back
+  r.step_time = core::Seconds(0.1 + 0.2);  // not a short decimal: the exact double must come back
   r.tokens_per_step = 32768;
-  r.tokens_per_s = *r.tokens_per_step / r.step_time_s;
-  r.model_flops_per_step = 3.3e17 / 3;
-  r.hardware_flops_per_step = 3.4e17 / 7;
+  r.tokens_per_s = *r.tokens_per_step / r.step_time.value();
+  r.model_flops_per_step = core::Flops(3.3e17 / 3);
+  r.hardware_flops_per_step = core::Flops(3.4e17 / 7);
   r.model_tflops_per_gpu = 123.456789;
   r.hardware_tflops_per_gpu = 130.1;
   r.peak_tflops_per_gpu = 989;
   r.mfu = *r.model_tflops_per_gpu / r.peak_tflops_per_gpu;
-  r.memory.peak_bytes = 60e9 / 7;
-  r.memory.capacity_bytes = 80e9;
-  r.memory.parts = {{"optimizer", 4e9}, {"weights", 1e9}, {"activations", 3e9 / 7}};
-  r.breakdown.compute_s = 0.2;
-  r.breakdown.exposed_comm_s.dp = 0.01 / 3;
-  r.breakdown.exposed_comm_s.tp = std::numeric_limits<double>::quiet_NaN();  // could not be computed
-  r.breakdown.bubble_s = 0.05;
+  r.memory.peak = core::Bytes(60e9 / 7);
+  r.memory.capacity = core::Bytes(80e9);
+  r.memory.parts = {{"optimizer", core::Bytes(4e9)}, {"weights", core::Bytes(1e9)}, {"activations", core::Bytes(3e9 / 7)}};
+  r.breakdown.compute = core::Seconds(0.2);
+  r.breakdown.exposed_comm.dp = core::Seconds(0.01 / 3);
+  r.breakdown.exposed_comm.tp = core::Seconds(std::numeric_limits<double>::quiet_NaN());  // could not be computed
+  r.breakdown.bubble = core::Seconds(0.05);
   r.breakdown.critical_rank_note = "rank 3";
   r.power.modeled = r.thermal.modeled = true;
-  r.power.cap_w = 700;
-  r.power.avg_device_w = 650.0 / 3;
+  r.power.cap = core::Watts(700);
+  r.power.avg_device = core::Watts(650.0 / 3);
   r.thermal.cooling = "air";
-  r.thermal.peak_temp_c = 71.25;
+  r.thermal.peak_temp = core::Celsius(71.25);
   r.thermal.limiter = "power";
-  r.steps = {{0.31, 60.5, 640}, {r.step_time_s, 71.25, r.power.avg_device_w}};
+  r.steps = {{core::Seconds(0.31), core::Celsius(60.5), core::Watts(640)}, {r.step_time, core::Celsius(71.25), r.power.avg_device}};
   r.simulator.fidelity = "symmetric";
   r.simulator.ops = 123456789012ULL;
   r.simulator.events = 42;
   r.simulator.simulated_ranks = 2;
-  r.simulator.wall_s = 1.5;
+  r.simulator.wall = core::Seconds(1.5);
   return r;
 }
 
@@ -102,13 +104,13 @@ TEST_CASE("report fields: an alias names the same figure, in its own unit") {
   CHECK(dp.field->key == "breakdown.exposed_comm_s.dp");
   CHECK(io::find_field("exposed_dp_s").field == dp.field);
   CHECK(io::find_field("exposed_comm_s.dp").field == dp.field);
-  CHECK(std::get<double>(io::field_value(dp, r)) == r.breakdown.exposed_comm_s.dp);
+  CHECK(std::get<double>(io::field_value(dp, r)) == r.breakdown.exposed_comm.dp.value());
   CHECK(io::find_field("avg_device_w").field == io::find_field("power.avg_device_w").field);
   // results.csv's peak memory is in GiB.
   const auto gib = io::find_field("peak_memory_gib");
   REQUIRE(gib.field != nullptr);
   CHECK(gib.field->key == "memory.peak_bytes");
-  CHECK(std::get<double>(io::field_value(gib, r)) == r.memory.peak_bytes / 1073741824.0);
+  CHECK(std::get<double>(io::field_value(gib, r)) == r.memory.peak.value() / 1073741824.0);
   CHECK(io::find_field("no_such_figure").field == nullptr);
   CHECK_THROWS(io::field_named("no_such_figure"));
 }
@@ -143,7 +145,7 @@ TEST_CASE("report fields: report.json reads back into the same report, byte for 
     const auto j = io::report_json(r);
     const RunReport back = io::report_from_json(j);
     CHECK(io::report_to_json(back) == io::report_to_json(r));
-    if (r.simulated) CHECK(back.step_time_s == r.step_time_s);  // else null, and left at its default
+    if (r.simulated) CHECK(back.step_time.value() == r.step_time.value());  // else null, and left at its default
     CHECK(back.simulator.ops == r.simulator.ops);
     CHECK(back.memory.parts.size() == r.memory.parts.size());
     CHECK(back.steps.size() == r.steps.size());

@@ -36,7 +36,7 @@ TEST_CASE("scan results: golden rows read back and write out byte for byte") {
       REQUIRE(row.has_value());
       CHECK(inflect::scan::row_to_jsonl(*row) == jsonl[i]);
       CHECK(inflect::scan::row_to_csv(*row) == csv[i + 1]);
-      if (row->status == inflect::scan::RowStatus::ok) CHECK(row->report.step_time_s > 0);
+      if (row->status == inflect::scan::RowStatus::ok) CHECK(row->report.step_time.value() > 0);
     }
   }
 }

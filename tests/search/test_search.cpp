@@ -57,7 +57,7 @@ Exhaustive simulate_everything(const search::SearchSpec& spec) {
     REQUIRE(rep.simulated);
     x.plans.push_back(all[i]);
     x.estimate.push_back(est[i].step_s);
-    x.engine.push_back(rep.step_time_s);
+    x.engine.push_back(rep.step_time.value());
   }
   x.best = static_cast<std::size_t>(std::min_element(x.engine.begin(), x.engine.end()) - x.engine.begin());
   return x;
@@ -272,7 +272,7 @@ search: {cp: [1], schedule: [1f1b], micro_batch: [1], recompute: [none, full]}
     search::apply(plans[i], e);
     const auto rep = analysis::simulate(e);  // does not simulate what does not fit
     CHECK(rep.memory.fits == est[i].fits);
-    CHECK(rep.memory.peak_bytes == doctest::Approx(est[i].memory_peak_bytes));
+    CHECK(rep.memory.peak.value() == doctest::Approx(est[i].memory_peak_bytes));
     (est[i].fits ? kept : pruned)++;
   }
   CHECK(pruned > 0);
@@ -325,14 +325,14 @@ training: {seq_len: 2048, global_batch: 32, precision: bf16}
     const auto engine_exposed = search::simulate_plan(no_overlap.base, plans[i], plan::Fidelity::symmetric);
     // (Where the engine moves by less than 5% the estimate's direction is not asserted: it
     // overestimates ZeRO-3's per-layer exposure on these small, communication-bound layers.)
-    if (std::abs(engine_exposed.step_time_s / engine_with.step_time_s - 1) > 0.05)
-      CHECK((exposed[i].step_s > with[i].step_s) == (engine_exposed.step_time_s > engine_with.step_time_s));
+    if (std::abs(engine_exposed.step_time.value() / engine_with.step_time.value() - 1) > 0.05)
+      CHECK((exposed[i].step_s > with[i].step_s) == (engine_exposed.step_time.value() > engine_with.step_time.value()));
     if (plans[i].zero == 3) CHECK(kept[i].step_s < with[i].step_s);  // no second gather in backward
     else CHECK(kept[i].step_s == with[i].step_s);
     for (const auto* spec : {&no_overlap, &no_reshard}) {
       const auto rep = search::simulate_plan(spec->base, plans[i], plan::Fidelity::symmetric);
       const double est = spec == &no_overlap ? exposed[i].step_s : kept[i].step_s;
-      CHECK(est == doctest::Approx(rep.step_time_s).epsilon(0.15));
+      CHECK(est == doctest::Approx(rep.step_time.value()).epsilon(0.15));
     }
   }
 }
@@ -356,6 +356,6 @@ training: {seq_len: 2048, global_batch: 16, precision: bf16}
     // Half the board power: the estimate's compute grows, and it tracks the engine's capped step.
     CHECK(at_cap[i].compute_s > 1.1 * at_board[i].compute_s);
     const auto rep = search::simulate_plan(capped.base, plans[i], plan::Fidelity::symmetric);
-    CHECK(at_cap[i].step_s == doctest::Approx(rep.step_time_s).epsilon(0.15));
+    CHECK(at_cap[i].step_s == doctest::Approx(rep.step_time.value()).epsilon(0.15));
   }
 }

@@ -26,7 +26,7 @@ struct RankedPlan {
   int estimate_rank = 0;  // 1 = the estimate's best
   std::optional<analysis::RunReport> report;  // the engine's, for simulated plans
   std::string error;                          // when the engine could not run it
-  double simulated_step_s() const { return report && report->simulated ? report->step_time_s : 0.0; }
+  double simulated_step_s() const { return report && report->simulated ? report->step_time.value() : 0.0; }
 };
 
 struct SearchResult {
