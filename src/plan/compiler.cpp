@@ -12,9 +12,14 @@
 #include "inflect/plan/placement.hpp"
 #include "inflect/plan/schedule.hpp"
 #include "inflect/workload/layer_costs.hpp"
+#include "plan/plan_context.hpp"
+#include "plan/streams.hpp"
 
 namespace inflect::plan {
 namespace {
+
+using compiler::PlanContext;
+using compiler::Streams;
 
 using core::Error;
 using core::ErrorKind;
@@ -71,7 +76,7 @@ constexpr bool named_by_sender(GroupType t) { return t == kPpAct || t == kPpGrad
 
 class Compiler {
  public:
-  Compiler(const Experiment& e, const CompileOptions& o) : e_(e), o_(o), m_(*e.workload.model), p_(e.parallel) {}
+  Compiler(const Experiment& e, const CompileOptions& o) : ctx_(e, o), streams_(ctx_, g_) {}
   CompiledPlan run();
 
  private:
@@ -80,8 +85,6 @@ class Compiler {
   GroupId group_uncached(GroupType type, RankId r, int chunk);
   std::vector<RankId> members(GroupType type, RankId r, int chunk) const;
   std::uint32_t collective(CollectiveKind k, ParallelDim d, GroupId grp, double bytes, const char* name);
-  RankId at_stage(RankId r, int stage) const;
-  bool flows_up(int chunk) const;  // does the boundary chunk -> next(chunk) carry data to rank - 1?
 
   void emit_rank(RankId r);
   std::uint64_t group_key(GroupType type, RankId r, int chunk) const;
@@ -113,17 +116,10 @@ class Compiler {
   std::uint32_t fused(std::uint32_t first, std::uint32_t next);
   void issue_pair(RankId r, const StepOps& a, const StepOps& b, std::vector<OpId>& frontier);
 
-  const Experiment& e_;
-  const CompileOptions& o_;
-  const workload::ModelSpec& m_;
-  const ParallelPlan& p_;
+  const PlanContext ctx_;
+  const int mbs_ = ctx_.micro_batches;
   workload::ExecutionGraph g_;
-  int dp_ = 1;
-  int mbs_ = 1;
-  ScheduleShape shape_;
-  PipelineLayout layout_;
-  std::unique_ptr<Mesh> mesh_;
-  workload::LayerKernels lk_;
+  const Streams streams_;
   Block attn_fwd_, mlp_fwd_, attn_bwd_, mlp_bwd_, embed_fwd_, embed_bwd_, head_fwd_, head_bwd_, core_recompute_;
   Block attn_dgrad_, mlp_dgrad_, attn_wgrad_, mlp_wgrad_;  // backward split for zero-bubble W steps
   // Context parallelism: the attention block around its core, and one ring step of the core (1/cp).
@@ -138,12 +134,7 @@ class Compiler {
   bool shared_overlap_ = false;
   // parallel.tp_comm_overlap: the dense blocks cut for it (forward; backward; input-gradient only).
   TpOverlapBlock ov_attn_fwd_, ov_mlp_fwd_, ov_attn_bwd_, ov_mlp_bwd_, ov_attn_dgrad_, ov_mlp_dgrad_;
-  double ep_bytes_ = 0;
-  int edp_group_size_ = 1;  // ranks holding the same experts: dp*cp/ep
-  std::vector<double> stage_expert_params_;
   std::vector<Block> optimizer_;     // per stage
-  std::vector<double> stage_params_; // parameters one rank of each stage holds
-  std::vector<double> stage_shard_params_;  // ... of which it updates (its optimizer shard)
   std::unordered_map<std::uint64_t, GroupId> groups_;
   std::unordered_map<std::uint64_t, GroupId> by_rank_;
   struct CollKey {
@@ -166,16 +157,6 @@ class Compiler {
   std::unordered_map<CollKey, std::uint32_t, CollKeyHash> colls_;
   std::array<std::pair<CollKey, std::uint32_t>, 8> recent_colls_{};  // see collective()
   std::size_t next_recent_coll_ = 0;
-  std::uint8_t s_compute_ = 0, s_tp_ = 0, s_tp_recv_ = 0, s_cp_send_ = 0, s_cp_recv_ = 0, s_dp_ = 0, s_ep_ = 0, s_ag_ = 0;
-  int replicas_ = 1;  // hybrid sharding: data-parallel replicas of each shard group
-  // PP streams by what they carry and which way: activations and gradients, towards rank + 1
-  // ("down") and rank - 1 ("up"); one stream per peer and kind, so a send to one peer never
-  // waits behind a send to another.
-  std::uint8_t s_recv_act_down_ = 0, s_send_act_down_ = 0, s_recv_grad_up_ = 0, s_send_grad_up_ = 0;
-  std::uint8_t s_recv_act_up_ = 0, s_send_act_up_ = 0, s_recv_grad_down_ = 0, s_send_grad_down_ = 0;
-  double pp_msg_bytes_ = 0;
-  double grad_bytes_ = 4;
-  int dp_group_size_ = 1;
   // Per rank while emitting: gradient bytes waiting for a bucket, by chunk; the last DP op.
   std::vector<double> pending_, pending_experts_;
   OpId last_dp_ = 0;
@@ -228,7 +209,7 @@ class Compiler {
 Block Compiler::add_block(const std::string& name, const std::vector<workload::KernelSpec>& ks) {
   Block b;
   if (ks.empty()) return b;
-  if (!o_.fuse_blocks) {
+  if (!ctx_.options.fuse_blocks) {
     for (const auto& k : ks) b.kernels.push_back(g_.add_kernel(workload::Kernel{name + "." + k.name, k.cost, {}}));
     return b;
   }
@@ -245,75 +226,64 @@ Block Compiler::add_block(const std::string& name, const std::vector<workload::K
   return b;
 }
 
-RankId Compiler::at_stage(RankId r, int stage) const {
-  Coords c = mesh_->coords(r);
-  c.pp = stage;
-  return mesh_->rank(c);
-}
-
-bool Compiler::flows_up(int chunk) const {
-  // The second arm of DualPipeV and DualPipe's second direction run from rank p-1 back to 0.
-  return (p_.schedule == Schedule::dualpipe || p_.schedule == Schedule::dualpipev) && chunk >= p_.pp;
-}
-
 // For PP groups r is the sender: the rank holding `chunk` (activations) or the chunk after it
 // (gradients); the receiver holds the other side of the boundary.
 std::vector<RankId> Compiler::members(GroupType type, RankId r, int chunk) const {
   switch (type) {
-    case kTp: return mesh_->group(r, Dim::tp);
-    case kCp: return mesh_->group(r, Dim::cp);
+    case kTp: return ctx_.mesh.group(r, Dim::tp);
+    case kCp: return ctx_.mesh.group(r, Dim::cp);
     case kCpRing: {  // r and the next rank of its context-parallel ring
-      Coords c = mesh_->coords(r);
-      c.cp = (c.cp + 1) % p_.cp;
-      return {r, mesh_->rank(c)};
+      Coords c = ctx_.mesh.coords(r);
+      c.cp = (c.cp + 1) % ctx_.plan.cp;
+      return {r, ctx_.mesh.rank(c)};
     }
     case kTpRing: {  // r and the next rank of its tensor-parallel ring
-      Coords c = mesh_->coords(r);
-      c.tp = (c.tp + 1) % p_.tp;
-      return {r, mesh_->rank(c)};
+      Coords c = ctx_.mesh.coords(r);
+      c.tp = (c.tp + 1) % ctx_.plan.tp;
+      return {r, ctx_.mesh.rank(c)};
     }
     case kMirror: {  // DualPipe: r and the pipeline rank that holds the same two stages, lower rank first
-      Coords c = mesh_->coords(r);
-      c.pp = p_.pp - 1 - c.pp;
-      const RankId m = mesh_->rank(c);
+      Coords c = ctx_.mesh.coords(r);
+      c.pp = ctx_.plan.pp - 1 - c.pp;
+      const RankId m = ctx_.mesh.rank(c);
       return {std::min(r, m), std::max(r, m)};
     }
     case kDp: {  // the data-parallel (x cp) group, or with hybrid sharding r's shard group
-      std::vector<RankId> all = mesh_->group2(r, Dim::dp, Dim::cp);
-      if (replicas_ == 1) return all;
+      std::vector<RankId> all = ctx_.mesh.group2(r, Dim::dp, Dim::cp);
+      if (ctx_.replicas == 1) return all;
       const auto at = static_cast<std::size_t>(std::find(all.begin(), all.end(), r) - all.begin());
-      const std::size_t size = all.size() / static_cast<std::size_t>(replicas_), first = at / size * size;
+      const std::size_t size = all.size() / static_cast<std::size_t>(ctx_.replicas), first = at / size * size;
       return {all.begin() + static_cast<std::ptrdiff_t>(first), all.begin() + static_cast<std::ptrdiff_t>(first + size)};
     }
     case kRep: {  // hybrid sharding: the ranks holding the same shard, one per replica
-      std::vector<RankId> all = mesh_->group2(r, Dim::dp, Dim::cp);
+      std::vector<RankId> all = ctx_.mesh.group2(r, Dim::dp, Dim::cp);
       const auto at = static_cast<std::size_t>(std::find(all.begin(), all.end(), r) - all.begin());
-      const std::size_t size = all.size() / static_cast<std::size_t>(replicas_);
+      const std::size_t size = all.size() / static_cast<std::size_t>(ctx_.replicas);
       std::vector<RankId> out;
       for (std::size_t i = at % size; i < all.size(); i += size) out.push_back(all[i]);
       return out;
     }
-    case kPpAct: return {r, at_stage(r, layout_.owner[static_cast<std::size_t>(layout_.next(chunk))])};
-    case kPpGrad: return {r, at_stage(r, layout_.owner[static_cast<std::size_t>(chunk)])};
+    case kPpAct: return {r, ctx_.at_stage(r, ctx_.layout.owner[static_cast<std::size_t>(ctx_.layout.next(chunk))])};
+    case kPpGrad: return {r, ctx_.at_stage(r, ctx_.layout.owner[static_cast<std::size_t>(chunk)])};
     case kEp: {  // ep consecutive data-parallel ranks
-      Coords c = mesh_->coords(r);
-      const int first = c.dp / p_.ep * p_.ep;
+      Coords c = ctx_.mesh.coords(r);
+      const int first = c.dp / ctx_.plan.ep * ctx_.plan.ep;
       std::vector<RankId> out;
-      for (int d = first; d < first + p_.ep; ++d) {
+      for (int d = first; d < first + ctx_.plan.ep; ++d) {
         c.dp = d;
-        out.push_back(mesh_->rank(c));
+        out.push_back(ctx_.mesh.rank(c));
       }
       return out;
     }
     case kEdp: {  // the ranks holding the same experts: same place in their EP group, every cp
-      Coords c = mesh_->coords(r);
-      const int j = c.dp % p_.ep;
+      Coords c = ctx_.mesh.coords(r);
+      const int j = c.dp % ctx_.plan.ep;
       std::vector<RankId> out;
-      for (int d = j; d < dp_; d += p_.ep)
-        for (int cp = 0; cp < p_.cp; ++cp) {
+      for (int d = j; d < ctx_.dp; d += ctx_.plan.ep)
+        for (int cp = 0; cp < ctx_.plan.cp; ++cp) {
           c.dp = d;
           c.cp = cp;
-          out.push_back(mesh_->rank(c));
+          out.push_back(ctx_.mesh.rank(c));
         }
       return out;
     }
@@ -337,10 +307,10 @@ GroupId Compiler::group(GroupType type, RankId r, int chunk) {
     by_rank_[rank_key] = id;
   }
   if (recording_ && recorded_groups_.emplace(rank_key, 0).second) {
-    const Coords at = mesh_->coords(recording_rank_), to = mesh_->coords(r);
+    const Coords at = ctx_.mesh.coords(recording_rank_), to = ctx_.mesh.coords(r);
     Coords offset;
     for (Dim d : {Dim::tp, Dim::cp, Dim::pp, Dim::dp}) {
-      const int n = mesh_->size(d);
+      const int n = ctx_.mesh.size(d);
       offset.set(d, ((to.get(d) - at.get(d)) % n + n) % n);
     }
     recording_->groups.push_back(GroupAsk{type, chunk, offset, id});
@@ -362,24 +332,24 @@ GroupId Compiler::group_uncached(GroupType type, RankId r, int chunk) {
   if (it != groups_.end()) return it->second;
   workload::Group grp;
   grp.members = members(type, r, chunk);
-  if (o_.fidelity == Fidelity::symmetric) {
+  if (ctx_.options.fidelity == Fidelity::symmetric) {
     // Class of r: every rank of the same stage. Enumerate the distinct groups of that class, in
     // the order of their first ranks along (tp, cp, dp). A group other than a PP pair or a DualPipe
     // mirror pair (one member in each of two stages) lies inside the stage, so once one of its
     // members has been seen the others need not be asked for it:
     // each rank is visited once, not once per member of its group (16k ranks x 128-rank groups).
-    const Coords c = mesh_->coords(r);
-    std::vector<std::int32_t> order(static_cast<std::size_t>(mesh_->ranks()), -1);  // rank -> visit index
-    std::vector<char> seen(static_cast<std::size_t>(mesh_->ranks()), 0);
+    const Coords c = ctx_.mesh.coords(r);
+    std::vector<std::int32_t> order(static_cast<std::size_t>(ctx_.mesh.ranks()), -1);  // rank -> visit index
+    std::vector<char> seen(static_cast<std::size_t>(ctx_.mesh.ranks()), 0);
     std::vector<std::pair<std::int32_t, std::vector<RankId>>> found;  // (first member's index, members)
     std::int32_t next = 0;
-    for (int tp = 0; tp < p_.tp; ++tp)
-      for (int cp = 0; cp < p_.cp; ++cp)
-        for (int dp = 0; dp < dp_; ++dp) order[static_cast<std::size_t>(mesh_->rank(Coords{tp, cp, c.pp, dp}))] = next++;
-    for (int tp = 0; tp < p_.tp; ++tp)
-      for (int cp = 0; cp < p_.cp; ++cp)
-        for (int dp = 0; dp < dp_; ++dp) {
-          const RankId xr = mesh_->rank(Coords{tp, cp, c.pp, dp});
+    for (int tp = 0; tp < ctx_.plan.tp; ++tp)
+      for (int cp = 0; cp < ctx_.plan.cp; ++cp)
+        for (int dp = 0; dp < ctx_.dp; ++dp) order[static_cast<std::size_t>(ctx_.mesh.rank(Coords{tp, cp, c.pp, dp}))] = next++;
+    for (int tp = 0; tp < ctx_.plan.tp; ++tp)
+      for (int cp = 0; cp < ctx_.plan.cp; ++cp)
+        for (int dp = 0; dp < ctx_.dp; ++dp) {
+          const RankId xr = ctx_.mesh.rank(Coords{tp, cp, c.pp, dp});
           if (!pp && seen[static_cast<std::size_t>(xr)]) continue;
           std::vector<RankId> mem = members(type, xr, chunk);
           const RankId xb = pp ? xr : mem.front();
@@ -424,7 +394,7 @@ std::uint32_t Compiler::collective(CollectiveKind k, ParallelDim d, GroupId grp,
 
 void Compiler::compute(const Block& b, Phase ph, int layer, int mb, StepOps& out) {
   for (std::uint32_t k : b.kernels)
-    out.push_back({OpType::compute, s_compute_, k, ph, static_cast<std::int16_t>(layer), static_cast<std::uint16_t>(mb), false});
+    out.push_back({OpType::compute, streams_.compute, k, ph, static_cast<std::int16_t>(layer), static_cast<std::uint16_t>(mb), false});
 }
 
 void Compiler::comm(std::uint8_t stream, std::uint32_t coll, Phase ph, int layer, int mb, StepOps& out, bool side) {
@@ -432,29 +402,29 @@ void Compiler::comm(std::uint8_t stream, std::uint32_t coll, Phase ph, int layer
 }
 
 void Compiler::layer_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& out) {
-  const double tb = lk_.tp_boundary_bytes.value();
-  const bool tp = p_.tp > 1;
+  const double tb = ctx_.layer.tp_boundary_bytes.value();
+  const bool tp = ctx_.plan.tp > 1;
   const GroupId tg = tp ? group(kTp, r) : 0;
   for (int blk = 0; blk < 2; ++blk) {
     if (tp_overlapped(blk, layer)) {
       overlapped_forward_block(r, blk, layer, mb, ph, out);
       continue;
     }
-    if (tp && p_.sequence_parallel)
-      comm(s_tp_, collective(CollectiveKind::all_gather, ParallelDim::tp, tg, tb, blk ? "tp_ag_mlp" : "tp_ag_attn"), ph, layer, mb, out);
-    if (blk == 0 && p_.cp > 1) {
+    if (tp && ctx_.plan.sequence_parallel)
+      comm(streams_.tp, collective(CollectiveKind::all_gather, ParallelDim::tp, tg, tb, blk ? "tp_ag_mlp" : "tp_ag_attn"), ph, layer, mb, out);
+    if (blk == 0 && ctx_.plan.cp > 1) {
       compute(attn_pre_fwd_, ph, layer, mb, out);
-      ring_ops(r, Dim::cp, layer, mb, ph, attn_ring_fwd_, lk_.cp_kv_bytes.value(), "cp_ring_kv", out);
+      ring_ops(r, Dim::cp, layer, mb, ph, attn_ring_fwd_, ctx_.layer.cp_kv_bytes.value(), "cp_ring_kv", out);
       compute(attn_post_fwd_, ph, layer, mb, out);
-    } else if (blk == 1 && m_.moe_layer(layer)) {
+    } else if (blk == 1 && ctx_.model.moe_layer(layer)) {
       moe_forward_ops(r, layer, mb, ph, out);
     } else {
       compute(blk ? mlp_fwd_ : attn_fwd_, ph, layer, mb, out);
     }
     if (tp)
-      comm(s_tp_,
-           collective(p_.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, ParallelDim::tp, tg, tb,
-                      blk ? (p_.sequence_parallel ? "tp_rs_mlp" : "tp_ar_mlp") : (p_.sequence_parallel ? "tp_rs_attn" : "tp_ar_attn")),
+      comm(streams_.tp,
+           collective(ctx_.plan.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, ParallelDim::tp, tg, tb,
+                      blk ? (ctx_.plan.sequence_parallel ? "tp_rs_mlp" : "tp_ar_mlp") : (ctx_.plan.sequence_parallel ? "tp_rs_attn" : "tp_ar_attn")),
            ph, layer, mb, out);
   }
 }
@@ -465,7 +435,7 @@ void Compiler::moe_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& o
   if (shared_overlap_) {
     // Route, then dispatch while the shared experts compute; the routed experts wait for both.
     compute(moe_route_fwd_, ph, layer, mb, out);
-    comm(s_ep_, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ep_bytes_, "ep_dispatch"), ph, layer, mb, out, true);
+    comm(streams_.ep, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ctx_.ep_bytes, "ep_dispatch"), ph, layer, mb, out, true);
     const int dispatch = static_cast<int>(out.size()) - 1;
     compute(moe_shared_fwd_, ph, layer, mb, out);
     const std::size_t at = out.size();
@@ -473,11 +443,12 @@ void Compiler::moe_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& o
     out[at].wait = dispatch;
   } else {
     compute(moe_pre_fwd_, ph, layer, mb, out);
-    if (p_.ep > 1)
-      comm(s_ep_, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ep_bytes_, "ep_dispatch"), ph, layer, mb, out);
+    if (ctx_.plan.ep > 1)
+      comm(streams_.ep, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ctx_.ep_bytes, "ep_dispatch"), ph, layer, mb, out);
     compute(moe_experts_fwd_, ph, layer, mb, out);
   }
-  if (p_.ep > 1) comm(s_ep_, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ep_bytes_, "ep_combine"), ph, layer, mb, out);
+  if (ctx_.plan.ep > 1)
+    comm(streams_.ep, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ctx_.ep_bytes, "ep_combine"), ph, layer, mb, out);
   compute(moe_post_fwd_, ph, layer, mb, out);
 }
 
@@ -489,18 +460,18 @@ void Compiler::moe_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& o
 // all-gather, each step a row slice of the GEMM over one rank's input shard.
 void Compiler::ring_ops(RankId r, Dim dim, int layer, int mb, Phase ph, const Block& step, double bytes, const char* name, StepOps& out) {
   const bool cp = dim == Dim::cp;
-  const int n = cp ? p_.cp : p_.tp;
+  const int n = cp ? ctx_.plan.cp : ctx_.plan.tp;
   const GroupType ring = cp ? kCpRing : kTpRing;
   const ParallelDim pd = cp ? ParallelDim::cp : ParallelDim::tp;
-  const std::uint8_t send_stream = cp ? s_cp_send_ : s_tp_, recv_stream = cp ? s_cp_recv_ : s_tp_recv_;
-  Coords c = mesh_->coords(r);
+  const std::uint8_t send_stream = cp ? streams_.cp_send : streams_.tp, recv_stream = cp ? streams_.cp_recv : streams_.tp_recv;
+  Coords c = ctx_.mesh.coords(r);
   if (cp)
     c.cp = (c.cp + n - 1) % n;
   else
     c.tp = (c.tp + n - 1) % n;
-  const RankId from = mesh_->rank(c);
+  const RankId from = ctx_.mesh.rank(c);
   const std::uint32_t send = collective(CollectiveKind::send_recv, pd, group(ring, r), bytes, name);
-  const std::uint32_t recv = o_.fidelity == Fidelity::full ? collective(CollectiveKind::send_recv, pd, group(ring, from), bytes, name) : 0;
+  const std::uint32_t recv = ctx_.options.fidelity == Fidelity::full ? collective(CollectiveKind::send_recv, pd, group(ring, from), bytes, name) : 0;
   int arrived = -1;  // position in `out` of the receive that brought the current chunk
   for (int i = 0; i < n; ++i) {
     int next = -1;
@@ -510,7 +481,7 @@ void Compiler::ring_ops(RankId r, Dim dim, int layer, int mb, Phase ph, const Bl
       next = static_cast<int>(out.size()) - 1;
       // In symmetric fidelity the previous rank is a mirror of this one: its send to us is our
       // send to the next rank, moved in the same instant, so that send stands for the receive.
-      if (o_.fidelity == Fidelity::full) {
+      if (ctx_.options.fidelity == Fidelity::full) {
         comm(recv_stream, recv, ph, layer, mb, out, true);
         next = static_cast<int>(out.size()) - 1;
       }
@@ -525,8 +496,8 @@ void Compiler::ring_ops(RankId r, Dim dim, int layer, int mb, Phase ph, const Bl
 // parallel.tp_comm_overlap applies to a block with SP collectives around dense GEMMs: not to an
 // MoE MLP (its GEMMs sit between the EP all-to-alls) nor to ring attention (its own overlap).
 bool Compiler::tp_overlapped(int blk, int layer) const {
-  if (!p_.tp_comm_overlap) return false;
-  return blk == 0 ? p_.cp == 1 : !m_.moe_layer(layer);
+  if (!ctx_.plan.tp_comm_overlap) return false;
+  return blk == 0 ? ctx_.plan.cp == 1 : !ctx_.model.moe_layer(layer);
 }
 
 // One dense block forward with TE's TP overlap (TpOverlapBlock): the all-gather as a ring
@@ -535,15 +506,15 @@ bool Compiler::tp_overlapped(int blk, int layer) const {
 // block's output (the residual add) waits for it.
 void Compiler::overlapped_forward_block(RankId r, int blk, int layer, int mb, Phase ph, StepOps& out) {
   const TpOverlapBlock& b = blk ? ov_mlp_fwd_ : ov_attn_fwd_;
-  const double tb = lk_.tp_boundary_bytes.value();
+  const double tb = ctx_.layer.tp_boundary_bytes.value();
   compute(b.pre, ph, layer, mb, out);
-  ring_ops(r, Dim::tp, layer, mb, ph, b.gather_slice, tb / p_.tp, blk ? "tp_ag_mlp_ring" : "tp_ag_attn_ring", out);
+  ring_ops(r, Dim::tp, layer, mb, ph, b.gather_slice, tb / ctx_.plan.tp, blk ? "tp_ag_mlp_ring" : "tp_ag_attn_ring", out);
   compute(b.mid, ph, layer, mb, out);
   const std::uint32_t rs =
       collective(CollectiveKind::reduce_scatter, ParallelDim::tp, group(kTp, r), tb / kTeRsSplits, blk ? "tp_rs_mlp_piece" : "tp_rs_attn_piece");
   for (int i = 0; i < kTeRsSplits; ++i) {
     compute(b.scatter_slice, ph, layer, mb, out);
-    comm(s_tp_, rs, ph, layer, mb, out, i + 1 < kTeRsSplits);
+    comm(streams_.tp, rs, ph, layer, mb, out, i + 1 < kTeRsSplits);
   }
   compute(b.post, ph, layer, mb, out);
 }
@@ -554,12 +525,12 @@ void Compiler::overlapped_forward_block(RankId r, int blk, int layer, int mb, Ph
 // weight gradients (a zero-bubble B step) nothing is left to hide it: it runs in line.
 void Compiler::overlapped_backward_block(RankId r, int blk, int layer, int mb, bool with_weights, StepOps& out) {
   const TpOverlapBlock& b = with_weights ? (blk ? ov_mlp_bwd_ : ov_attn_bwd_) : (blk ? ov_mlp_dgrad_ : ov_attn_dgrad_);
-  const double tb = lk_.tp_boundary_bytes.value();
+  const double tb = ctx_.layer.tp_boundary_bytes.value();
   compute(b.pre, Phase::backward, layer, mb, out);
-  ring_ops(r, Dim::tp, layer, mb, Phase::backward, b.gather_slice, tb / p_.tp, blk ? "tp_ag_mlp_grad_ring" : "tp_ag_attn_grad_ring", out);
+  ring_ops(r, Dim::tp, layer, mb, Phase::backward, b.gather_slice, tb / ctx_.plan.tp, blk ? "tp_ag_mlp_grad_ring" : "tp_ag_attn_grad_ring", out);
   compute(b.mid, Phase::backward, layer, mb, out);
   const bool beside = !b.beside.kernels.empty();
-  comm(s_tp_, collective(CollectiveKind::reduce_scatter, ParallelDim::tp, group(kTp, r), tb, blk ? "tp_rs_mlp_grad" : "tp_rs_attn_grad"),
+  comm(streams_.tp, collective(CollectiveKind::reduce_scatter, ParallelDim::tp, group(kTp, r), tb, blk ? "tp_rs_mlp_grad" : "tp_rs_attn_grad"),
        Phase::backward, layer, mb, out, beside);
   const int rs = static_cast<int>(out.size()) - 1;
   compute(b.beside, Phase::backward, layer, mb, out);
@@ -586,7 +557,7 @@ TpOverlapBlock Compiler::cut_tp_overlap(const std::string& name, const std::vect
   core::check_invariant(!post.empty(), "a TP-overlapped block needs kernels after its reduce-scatter");
   TpOverlapBlock b;
   b.pre = add_block(name + "_pre", pre);
-  b.gather_slice = add_block(name + "_gather_slice", {workload::gemm_row_slice(ks[first], p_.tp)});
+  b.gather_slice = add_block(name + "_gather_slice", {workload::gemm_row_slice(ks[first], ctx_.plan.tp)});
   b.mid = add_block(name + "_mid", mid);
   if (forward) b.scatter_slice = add_block(name + "_scatter_slice", {workload::gemm_row_slice(ks[last], kTeRsSplits)});
   b.beside = add_block(name + "_beside", beside);
@@ -598,41 +569,41 @@ void Compiler::moe_backward_ops(RankId r, int layer, int mb, bool with_weights, 
   compute(moe_post_bwd_, Phase::backward, layer, mb, out);
   if (shared_overlap_) {
     // The combine gradient travels while the shared experts' backward computes.
-    comm(s_ep_, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ep_bytes_, "ep_combine_grad"), Phase::backward, layer, mb,
-         out, true);
+    comm(streams_.ep, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ctx_.ep_bytes, "ep_combine_grad"), Phase::backward,
+         layer, mb, out, true);
     const int combine = static_cast<int>(out.size()) - 1;
     compute(with_weights ? moe_shared_bwd_ : moe_shared_dgrad_, Phase::backward, layer, mb, out);
     const std::size_t at = out.size();
     compute(with_weights ? moe_experts_bwd_ : moe_experts_dgrad_, Phase::backward, layer, mb, out);
     out[at].wait = combine;
-    comm(s_ep_, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ep_bytes_, "ep_dispatch_grad"), Phase::backward, layer,
-         mb, out);
+    comm(streams_.ep, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ctx_.ep_bytes, "ep_dispatch_grad"), Phase::backward,
+         layer, mb, out);
     compute(with_weights ? moe_route_bwd_ : moe_route_dgrad_, Phase::backward, layer, mb, out);
     return;
   }
-  if (p_.ep > 1)
-    comm(s_ep_, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ep_bytes_, "ep_combine_grad"), Phase::backward, layer, mb,
-         out);
+  if (ctx_.plan.ep > 1)
+    comm(streams_.ep, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ctx_.ep_bytes, "ep_combine_grad"), Phase::backward,
+         layer, mb, out);
   compute(with_weights ? moe_experts_bwd_ : moe_experts_dgrad_, Phase::backward, layer, mb, out);
-  if (p_.ep > 1)
-    comm(s_ep_, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ep_bytes_, "ep_dispatch_grad"), Phase::backward, layer, mb,
-         out);
+  if (ctx_.plan.ep > 1)
+    comm(streams_.ep, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ctx_.ep_bytes, "ep_dispatch_grad"), Phase::backward,
+         layer, mb, out);
   compute(with_weights ? moe_pre_bwd_ : moe_pre_dgrad_, Phase::backward, layer, mb, out);
 }
 
 void Compiler::forward_ops(RankId r, int mb, int chunk, StepOps& out) {
-  const int s = mesh_->coords(r).pp;
+  const int s = ctx_.mesh.coords(r).pp;
   const auto ci = static_cast<std::size_t>(chunk);
-  const int prev = layout_.prev(chunk), next = layout_.next(chunk);
-  if (prev >= 0 && layout_.owner[static_cast<std::size_t>(prev)] != s) {
-    const RankId from = at_stage(r, layout_.owner[static_cast<std::size_t>(prev)]);
-    comm(flows_up(prev) ? s_recv_act_up_ : s_recv_act_down_,
-         collective(CollectiveKind::send_recv, ParallelDim::pp, group(kPpAct, from, prev), pp_msg_bytes_, "pp_act"), Phase::forward, -1, mb,
+  const int prev = ctx_.layout.prev(chunk), next = ctx_.layout.next(chunk);
+  if (prev >= 0 && ctx_.layout.owner[static_cast<std::size_t>(prev)] != s) {
+    const RankId from = ctx_.at_stage(r, ctx_.layout.owner[static_cast<std::size_t>(prev)]);
+    comm(ctx_.flows_up(prev) ? streams_.recv_act_up : streams_.recv_act_down,
+         collective(CollectiveKind::send_recv, ParallelDim::pp, group(kPpAct, from, prev), ctx_.pp_message_bytes, "pp_act"), Phase::forward, -1, mb,
          out);
   }
   if (prev < 0) compute(embed_fwd_, Phase::forward, -1, mb, out);
-  const int first = layout_.first_layer[ci], n = layout_.layers[ci];
-  if (p_.zero < 3) {
+  const int first = ctx_.layout.first_layer[ci], n = ctx_.layout.layers[ci];
+  if (ctx_.plan.zero < 3) {
     for (int l = 0; l < n; ++l) layer_forward_ops(r, first + l, mb, Phase::forward, out);
   } else {
     // ZeRO-3 / FSDP: each layer's parameters are all-gathered before it runs, the next layer's
@@ -647,28 +618,28 @@ void Compiler::forward_ops(RankId r, int mb, int chunk, StepOps& out) {
     }
   }
   if (next < 0) compute(head_fwd_, Phase::forward, -1, mb, out);
-  if (next >= 0 && layout_.owner[static_cast<std::size_t>(next)] != s)
-    comm(flows_up(chunk) ? s_send_act_up_ : s_send_act_down_,
-         collective(CollectiveKind::send_recv, ParallelDim::pp, group(kPpAct, r, chunk), pp_msg_bytes_, "pp_act"), Phase::forward, -1, mb, out,
-         true);
+  if (next >= 0 && ctx_.layout.owner[static_cast<std::size_t>(next)] != s)
+    comm(ctx_.flows_up(chunk) ? streams_.send_act_up : streams_.send_act_down,
+         collective(CollectiveKind::send_recv, ParallelDim::pp, group(kPpAct, r, chunk), ctx_.pp_message_bytes, "pp_act"), Phase::forward, -1,
+         mb, out, true);
 }
 
 void Compiler::flush_bucket(RankId r, int chunk, StepOps& out) {
   const auto ci = static_cast<std::size_t>(chunk);
-  const bool rs = p_.zero >= 1;
+  const bool rs = ctx_.plan.zero >= 1;
   const auto kind = rs ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
-  if (pending_[ci] > 0 && dp_group_size_ > 1)
-    comm(s_dp_, collective(kind, ParallelDim::dp, group(kDp, r), pending_[ci], rs ? "dp_rs_grads" : "dp_ar_grads"), Phase::backward, -1, 0, out,
+  if (pending_[ci] > 0 && ctx_.dp_group_size > 1)
+    comm(streams_.dp, collective(kind, ParallelDim::dp, group(kDp, r), pending_[ci], rs ? "dp_rs_grads" : "dp_ar_grads"), Phase::backward, -1, 0, out,
          true);
   // Hybrid sharding (HSDP): the bucket's reduced shard is then all-reduced across the replicas,
   // bucket by bucket behind the backward, as FSDP's hybrid shard does after each reduce-scatter
   // (same stream: it follows its reduce-scatter). Routed experts were reduced over the whole
   // expert-data-parallel group already.
-  if (pending_[ci] > 0 && replicas_ > 1)
-    comm(s_dp_, collective(CollectiveKind::all_reduce, ParallelDim::dp, group(kRep, r), pending_[ci] / dp_group_size_, "dp_ar_replicas"),
+  if (pending_[ci] > 0 && ctx_.replicas > 1)
+    comm(streams_.dp, collective(CollectiveKind::all_reduce, ParallelDim::dp, group(kRep, r), pending_[ci] / ctx_.dp_group_size, "dp_ar_replicas"),
          Phase::backward, -1, 0, out, true);
-  if (pending_experts_[ci] > 0 && edp_group_size_ > 1)
-    comm(s_dp_,
+  if (pending_experts_[ci] > 0 && ctx_.edp_group_size > 1)
+    comm(streams_.dp,
          collective(kind, ParallelDim::dp, group(kEdp, r), pending_experts_[ci], rs ? "dp_rs_expert_grads" : "dp_ar_expert_grads"),
          Phase::backward, -1, 0, out, true);
   pending_[ci] = 0;
@@ -681,20 +652,20 @@ void Compiler::flush_bucket(RankId r, int chunk, StepOps& out) {
 // the whole schedule (emit_rank).
 void Compiler::add_grads(RankId r, int chunk, double dense_bytes, double expert_bytes, bool last, StepOps& out) {
   // ZeRO-2/3 reduce-scatter every micro-batch's gradients (the rank keeps only its shard).
-  if ((!last && p_.zero < 2) || !p_.overlap_grad_reduce) return;
+  if ((!last && ctx_.plan.zero < 2) || !ctx_.plan.overlap_grad_reduce) return;
   const auto ci = static_cast<std::size_t>(chunk);
   pending_[ci] += dense_bytes;
   pending_experts_[ci] += expert_bytes;
-  if (pending_[ci] + pending_experts_[ci] >= p_.grad_bucket_bytes.value()) flush_bucket(r, chunk, out);
+  if (pending_[ci] + pending_experts_[ci] >= ctx_.plan.grad_bucket_bytes.value()) flush_bucket(r, chunk, out);
 }
 
 void Compiler::layer_grads(RankId r, int chunk, int layer, bool last, StepOps& out) {
   // Without EP every rank holds every expert: one group reduces all of the layer.
-  const LayerShard held = layer_shard(m_, layer, p_.tp, p_.ep);
-  add_grads(r, chunk, held.dense * grad_bytes_, held.experts * grad_bytes_, last, out);
+  const LayerShard held = layer_shard(ctx_.model, layer, ctx_.plan.tp, ctx_.plan.ep);
+  add_grads(r, chunk, held.dense * ctx_.grad_bytes, held.experts * ctx_.grad_bytes, last, out);
   // ZeRO-3 / FSDP reduce-scatters each layer (its FSDP unit) as soon as its backward is done: the
   // dense part over the shard group, the routed experts over the expert-data-parallel group.
-  if (p_.zero >= 3 && p_.overlap_grad_reduce) flush_bucket(r, chunk, out);
+  if (ctx_.plan.zero >= 3 && ctx_.plan.overlap_grad_reduce) flush_bucket(r, chunk, out);
 }
 
 // All-gather of one layer's parameters (ZeRO-3), as side ops of the step: the dense part over the
@@ -702,30 +673,30 @@ void Compiler::layer_grads(RankId r, int chunk, int layer, bool last, StepOps& o
 // parallel group, none when that group is one rank. Both run on the gather stream, in order, so
 // the returned position (the last gather in `out`) is the one the layer's first op waits on.
 int Compiler::gather_params(RankId r, int layer, int mb, Phase ph, StepOps& out) {
-  const double bpe = core::bytes_per_element(e_.training.precision);
-  const LayerShard held = layer_shard(m_, layer, p_.tp, p_.ep);
-  comm(s_ag_, collective(CollectiveKind::all_gather, ParallelDim::dp, group(kDp, r), held.dense * bpe, "dp_ag_layer_params"), ph,
+  const double bpe = core::bytes_per_element(ctx_.experiment.training.precision);
+  const LayerShard held = layer_shard(ctx_.model, layer, ctx_.plan.tp, ctx_.plan.ep);
+  comm(streams_.dp_gather, collective(CollectiveKind::all_gather, ParallelDim::dp, group(kDp, r), held.dense * bpe, "dp_ag_layer_params"), ph,
        layer, mb, out, true);
-  if (held.experts > 0 && edp_group_size_ > 1)
-    comm(s_ag_, collective(CollectiveKind::all_gather, ParallelDim::dp, group(kEdp, r), held.experts * bpe, "dp_ag_layer_expert_params"),
+  if (held.experts > 0 && ctx_.edp_group_size > 1)
+    comm(streams_.dp_gather, collective(CollectiveKind::all_gather, ParallelDim::dp, group(kEdp, r), held.experts * bpe, "dp_ag_layer_expert_params"),
          ph, layer, mb, out, true);
   return static_cast<int>(out.size()) - 1;
 }
 
 void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool last, StepOps& out) {
-  const int s = mesh_->coords(r).pp;
+  const int s = ctx_.mesh.coords(r).pp;
   const auto ci = static_cast<std::size_t>(chunk);
-  const int prev = layout_.prev(chunk), next = layout_.next(chunk);
-  const double tb = lk_.tp_boundary_bytes.value();
-  const bool tp = p_.tp > 1;
+  const int prev = ctx_.layout.prev(chunk), next = ctx_.layout.next(chunk);
+  const double tb = ctx_.layer.tp_boundary_bytes.value();
+  const bool tp = ctx_.plan.tp > 1;
   const GroupId tg = tp ? group(kTp, r) : 0;
-  const double embed_grad = static_cast<double>(m_.vocab * m_.hidden) / p_.tp * grad_bytes_;
+  const double embed_grad = static_cast<double>(ctx_.model.vocab * ctx_.model.hidden) / ctx_.plan.tp * ctx_.grad_bytes;
 
-  if (next >= 0 && layout_.owner[static_cast<std::size_t>(next)] != s) {
-    const RankId from = at_stage(r, layout_.owner[static_cast<std::size_t>(next)]);
-    comm(flows_up(chunk) ? s_recv_grad_down_ : s_recv_grad_up_,
-         collective(CollectiveKind::send_recv, ParallelDim::pp, group(kPpGrad, from, chunk), pp_msg_bytes_, "pp_grad"), Phase::backward, -1, mb,
-         out);
+  if (next >= 0 && ctx_.layout.owner[static_cast<std::size_t>(next)] != s) {
+    const RankId from = ctx_.at_stage(r, ctx_.layout.owner[static_cast<std::size_t>(next)]);
+    comm(ctx_.flows_up(chunk) ? streams_.recv_grad_down : streams_.recv_grad_up,
+         collective(CollectiveKind::send_recv, ParallelDim::pp, group(kPpGrad, from, chunk), ctx_.pp_message_bytes, "pp_grad"), Phase::backward,
+         -1, mb, out);
   }
   if (next < 0) {
     compute(head_bwd_, Phase::backward, -1, mb, out);
@@ -735,38 +706,38 @@ void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool
   const Block& attn = with_weights ? attn_bwd_ : attn_dgrad_;
   // ZeRO-3 / FSDP resharded after forward: gather each layer again, one layer ahead (backward
   // prefetch), before its backward (and its recomputation).
-  const bool regather = p_.zero >= 3 && p_.reshard_after_forward;
-  int ag = regather ? gather_params(r, layout_.first_layer[ci] + layout_.layers[ci] - 1, mb, Phase::backward, out) : -1;
-  for (int l = layout_.layers[ci] - 1; l >= 0; --l) {
-    const int layer = layout_.first_layer[ci] + l;
+  const bool regather = ctx_.plan.zero >= 3 && ctx_.plan.reshard_after_forward;
+  int ag = regather ? gather_params(r, ctx_.layout.first_layer[ci] + ctx_.layout.layers[ci] - 1, mb, Phase::backward, out) : -1;
+  for (int l = ctx_.layout.layers[ci] - 1; l >= 0; --l) {
+    const int layer = ctx_.layout.first_layer[ci] + l;
     const int next_ag = regather && l > 0 ? gather_params(r, layer - 1, mb, Phase::backward, out) : -1;
     const std::size_t at = out.size();
-    if (p_.recompute == Recompute::full) layer_forward_ops(r, layer, mb, Phase::recompute, out);
+    if (ctx_.plan.recompute == Recompute::full) layer_forward_ops(r, layer, mb, Phase::recompute, out);
     for (int blk = 1; blk >= 0; --blk) {
       if (tp_overlapped(blk, layer)) {
-        if (blk == 0 && p_.recompute == Recompute::selective) compute(core_recompute_, Phase::recompute, layer, mb, out);
+        if (blk == 0 && ctx_.plan.recompute == Recompute::selective) compute(core_recompute_, Phase::recompute, layer, mb, out);
         overlapped_backward_block(r, blk, layer, mb, with_weights, out);
         continue;
       }
-      if (tp && p_.sequence_parallel)
-        comm(s_tp_, collective(CollectiveKind::all_gather, ParallelDim::tp, tg, tb, blk ? "tp_ag_mlp_grad" : "tp_ag_attn_grad"),
+      if (tp && ctx_.plan.sequence_parallel)
+        comm(streams_.tp, collective(CollectiveKind::all_gather, ParallelDim::tp, tg, tb, blk ? "tp_ag_mlp_grad" : "tp_ag_attn_grad"),
              Phase::backward, layer, mb, out);
-      if (blk == 0 && p_.recompute == Recompute::selective) compute(core_recompute_, Phase::recompute, layer, mb, out);
-      if (blk == 0 && p_.cp > 1) {
+      if (blk == 0 && ctx_.plan.recompute == Recompute::selective) compute(core_recompute_, Phase::recompute, layer, mb, out);
+      if (blk == 0 && ctx_.plan.cp > 1) {
         compute(with_weights ? attn_post_bwd_ : attn_post_dgrad_, Phase::backward, layer, mb, out);
         // K and V travel the ring again, with their gradient accumulators: twice the bytes.
-        ring_ops(r, Dim::cp, layer, mb, Phase::backward, attn_ring_bwd_, 2 * lk_.cp_kv_bytes.value(), "cp_ring_kv_dkv", out);
+        ring_ops(r, Dim::cp, layer, mb, Phase::backward, attn_ring_bwd_, 2 * ctx_.layer.cp_kv_bytes.value(), "cp_ring_kv_dkv", out);
         compute(with_weights ? attn_pre_bwd_ : attn_pre_dgrad_, Phase::backward, layer, mb, out);
-      } else if (blk == 1 && m_.moe_layer(layer)) {
+      } else if (blk == 1 && ctx_.model.moe_layer(layer)) {
         moe_backward_ops(r, layer, mb, with_weights, out);
       } else {
         compute(blk ? mlp : attn, Phase::backward, layer, mb, out);
       }
       if (tp)
-        comm(s_tp_,
-             collective(p_.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, ParallelDim::tp, tg, tb,
-                        blk ? (p_.sequence_parallel ? "tp_rs_mlp_grad" : "tp_ar_mlp_grad")
-                            : (p_.sequence_parallel ? "tp_rs_attn_grad" : "tp_ar_attn_grad")),
+        comm(streams_.tp,
+             collective(ctx_.plan.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, ParallelDim::tp, tg, tb,
+                        blk ? (ctx_.plan.sequence_parallel ? "tp_rs_mlp_grad" : "tp_ar_mlp_grad")
+                            : (ctx_.plan.sequence_parallel ? "tp_rs_attn_grad" : "tp_ar_attn_grad")),
              Phase::backward, layer, mb, out);
     }
     if (regather) {
@@ -784,19 +755,19 @@ void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool
     compute(embed_bwd_, Phase::backward, -1, mb, out);
     add_grads(r, chunk, embed_grad, 0, last, out);
   }
-  if (prev >= 0 && layout_.owner[static_cast<std::size_t>(prev)] != s)
-    comm(flows_up(prev) ? s_send_grad_down_ : s_send_grad_up_,
-         collective(CollectiveKind::send_recv, ParallelDim::pp, group(kPpGrad, r, prev), pp_msg_bytes_, "pp_grad"), Phase::backward, -1, mb, out,
-         true);
-  if ((last || p_.zero >= 2) && with_weights) flush_bucket(r, chunk, out);
+  if (prev >= 0 && ctx_.layout.owner[static_cast<std::size_t>(prev)] != s)
+    comm(ctx_.flows_up(prev) ? streams_.send_grad_down : streams_.send_grad_up,
+         collective(CollectiveKind::send_recv, ParallelDim::pp, group(kPpGrad, r, prev), ctx_.pp_message_bytes, "pp_grad"), Phase::backward, -1,
+         mb, out, true);
+  if ((last || ctx_.plan.zero >= 2) && with_weights) flush_bucket(r, chunk, out);
 }
 
 // A zero-bubble W step: the weight-gradient GEMMs of every layer of the chunk, no communication.
 void Compiler::weight_ops(RankId r, int mb, int chunk, bool last, StepOps& out) {
   const auto ci = static_cast<std::size_t>(chunk);
-  for (int l = layout_.layers[ci] - 1; l >= 0; --l) {
-    const int layer = layout_.first_layer[ci] + l;
-    if (m_.moe_layer(layer)) {
+  for (int l = ctx_.layout.layers[ci] - 1; l >= 0; --l) {
+    const int layer = ctx_.layout.first_layer[ci] + l;
+    if (ctx_.model.moe_layer(layer)) {
       compute(moe_experts_wgrad_, Phase::backward, layer, mb, out);
       compute(moe_pre_wgrad_, Phase::backward, layer, mb, out);
     } else {
@@ -805,12 +776,12 @@ void Compiler::weight_ops(RankId r, int mb, int chunk, bool last, StepOps& out) 
     compute(attn_wgrad_, Phase::backward, layer, mb, out);
     layer_grads(r, chunk, layer, last, out);
   }
-  if (last || p_.zero >= 2) flush_bucket(r, chunk, out);
+  if (last || ctx_.plan.zero >= 2) flush_bucket(r, chunk, out);
 }
 
 OpId Compiler::issue(RankId r, const PendingOp& op, const std::vector<OpId>& deps) {
   const OpId id = g_.add_op(r, op.stream, op.type, op.payload, op.phase, op.layer, op.micro_batch, deps);
-  if (op.type == OpType::collective && op.stream == s_dp_) {
+  if (op.type == OpType::collective && op.stream == streams_.dp) {
     last_dp_ = id;
     has_dp_ = true;
   }
@@ -842,7 +813,7 @@ void Compiler::issue_chained(RankId r, const StepOps& ops, std::size_t i, std::v
 // differently). The op keeps the first's layer and phase (a backward's last reduce-scatter fuses
 // with the next layer's recomputed all-gather); both are labels only.
 void Compiler::fuse_collectives(StepOps& ops) {
-  if (!o_.fuse_blocks || !o_.fuse_collectives || ops.size() < 2) return;
+  if (!ctx_.options.fuse_blocks || !ctx_.options.fuse_collectives || ops.size() < 2) return;
   waited_.assign(ops.size(), 0);
   for (const PendingOp& op : ops)
     if (op.wait >= 0) waited_[static_cast<std::size_t>(op.wait)] = 1;
@@ -924,15 +895,15 @@ void Compiler::issue_pair(RankId r, const StepOps& a, const StepOps& b, std::vec
 }
 
 void Compiler::emit_rank(RankId r) {
-  const int s = mesh_->coords(r).pp;
-  const std::vector<ScheduleStep> steps = stage_schedule(p_.schedule, s, shape_);
+  const int s = ctx_.mesh.coords(r).pp;
+  const std::vector<ScheduleStep> steps = stage_schedule(ctx_.plan.schedule, s, ctx_.shape);
   // The step that completes each chunk's weight gradients: the last backward or W on it.
-  std::vector<int> last_weights(static_cast<std::size_t>(layout_.chunks), -1);
+  std::vector<int> last_weights(static_cast<std::size_t>(ctx_.layout.chunks), -1);
   for (std::size_t i = 0; i < steps.size(); ++i)
     if (steps[i].kind == StepKind::backward || steps[i].kind == StepKind::backward_weight)
       last_weights[static_cast<std::size_t>(steps[i].chunk)] = static_cast<int>(i);
-  pending_.assign(static_cast<std::size_t>(layout_.chunks), 0);
-  pending_experts_.assign(static_cast<std::size_t>(layout_.chunks), 0);
+  pending_.assign(static_cast<std::size_t>(ctx_.layout.chunks), 0);
+  pending_experts_.assign(static_cast<std::size_t>(ctx_.layout.chunks), 0);
   has_dp_ = false;
 
   std::vector<OpId> frontier;
@@ -969,36 +940,37 @@ void Compiler::emit_rank(RankId r) {
   // op (the dp stream runs in order: the last implies all); with ZeRO-1 the parameter all-gather.
   a.clear();
   const auto si = static_cast<std::size_t>(s);
-  if (!p_.overlap_grad_reduce && (dp_group_size_ > 1 || replicas_ > 1)) {
-    const double experts = p_.ep > 1 ? stage_expert_params_[si] : 0.0;
-    pending_[0] = (stage_params_[si] - experts) * grad_bytes_;
-    pending_experts_[0] = experts * grad_bytes_;
+  if (!ctx_.plan.overlap_grad_reduce && (ctx_.dp_group_size > 1 || ctx_.replicas > 1)) {
+    const double experts = ctx_.plan.ep > 1 ? ctx_.stage_expert_params[si] : 0.0;
+    pending_[0] = (ctx_.stage_params[si] - experts) * ctx_.grad_bytes;
+    pending_experts_[0] = experts * ctx_.grad_bytes;
     flush_bucket(r, 0, a);
   }
   fuse_collectives(a);
   issue_step(r, a, frontier);
   if (has_dp_) frontier.push_back(last_dp_);
   a.clear();
-  if (p_.schedule == Schedule::dualpipe) {
+  if (ctx_.plan.schedule == Schedule::dualpipe) {
     // DualPipe keeps two copies of the model: rank s holds stages s and pp-1-s, and so does its
     // mirror rank pp-1-s, in the other direction. Each copy's gradients are only half of the
     // stage's, so the pair sums them before the update (deepseek-ai/DualPipe's example adds each
     // copy's gradient to its mirror's). After the data-parallel reduction, on the shards the
     // optimizer updates (ZeRO >= 1) or on the whole gradients (ZeRO 0).
-    comm(s_dp_,
-         collective(CollectiveKind::all_reduce, ParallelDim::pp, group(kMirror, r), stage_shard_params_[si] * grad_bytes_,
+    comm(streams_.dp,
+         collective(CollectiveKind::all_reduce, ParallelDim::pp, group(kMirror, r), ctx_.stage_shard_params[si] * ctx_.grad_bytes,
                     "pp_ar_dualpipe_copies"),
          Phase::optimizer, -1, 0, a);
   }
   compute(optimizer_[si], Phase::optimizer, -1, 0, a);
-  if (p_.zero == 1 || p_.zero == 2) {
-    const double bpe = core::bytes_per_element(e_.training.precision);
-    const double experts = p_.ep > 1 ? stage_expert_params_[si] : 0.0;
-    if (dp_group_size_ > 1)
-      comm(s_dp_, collective(CollectiveKind::all_gather, ParallelDim::dp, group(kDp, r), (stage_params_[si] - experts) * bpe, "dp_ag_params"),
+  if (ctx_.plan.zero == 1 || ctx_.plan.zero == 2) {
+    const double bpe = core::bytes_per_element(ctx_.experiment.training.precision);
+    const double experts = ctx_.plan.ep > 1 ? ctx_.stage_expert_params[si] : 0.0;
+    if (ctx_.dp_group_size > 1)
+      comm(streams_.dp,
+           collective(CollectiveKind::all_gather, ParallelDim::dp, group(kDp, r), (ctx_.stage_params[si] - experts) * bpe, "dp_ag_params"),
            Phase::optimizer, -1, 0, a);
-    if (experts > 0 && edp_group_size_ > 1)
-      comm(s_dp_, collective(CollectiveKind::all_gather, ParallelDim::dp, group(kEdp, r), experts * bpe, "dp_ag_expert_params"),
+    if (experts > 0 && ctx_.edp_group_size > 1)
+      comm(streams_.dp, collective(CollectiveKind::all_gather, ParallelDim::dp, group(kEdp, r), experts * bpe, "dp_ag_expert_params"),
            Phase::optimizer, -1, 0, a);
   }
   fuse_collectives(a);
@@ -1029,15 +1001,15 @@ void Compiler::finish_recording(StageRecording& rec) {
 // emitting it would have asked for, in the same order. Returns false, having created nothing,
 // when r's groups would not correspond one-to-one to the recorded rank's.
 bool Compiler::replay(RankId r, const StageRecording& rec) {
-  const Coords at = mesh_->coords(r);
+  const Coords at = ctx_.mesh.coords(r);
   std::vector<RankId> asked(rec.groups.size());
   std::unordered_map<GroupId, std::uint64_t> fwd;
   std::unordered_map<std::uint64_t, GroupId> bwd;
   for (std::size_t i = 0; i < rec.groups.size(); ++i) {
     const GroupAsk& a = rec.groups[i];
     Coords to;
-    for (Dim d : {Dim::tp, Dim::cp, Dim::pp, Dim::dp}) to.set(d, (at.get(d) + a.offset.get(d)) % mesh_->size(d));
-    asked[i] = mesh_->rank(to);
+    for (Dim d : {Dim::tp, Dim::cp, Dim::pp, Dim::dp}) to.set(d, (at.get(d) + a.offset.get(d)) % ctx_.mesh.size(d));
+    asked[i] = ctx_.mesh.rank(to);
     const std::uint64_t key = group_key(a.type, asked[i], a.chunk);
     if (fwd.emplace(a.got, key).first->second != key || bwd.emplace(key, a.got).first->second != a.got) return false;
   }
@@ -1056,58 +1028,15 @@ bool Compiler::replay(RankId r, const StageRecording& rec) {
 }
 
 CompiledPlan Compiler::run() {
-  check_plan(e_);
-  dp_ = derive_dp(e_);
-  mbs_ = static_cast<int>(e_.training.global_batch / (static_cast<std::int64_t>(dp_) * e_.training.micro_batch));
-  shape_ = schedule_shape(e_, dp_);
-  layout_ = pipeline_layout(p_.schedule, shape_);
-  mesh_ = std::make_unique<Mesh>(p_, dp_);
-  dp_group_size_ = dp_ * p_.cp;
-  if (p_.shard_group > 0 && p_.shard_group < dp_group_size_) {
-    replicas_ = dp_group_size_ / p_.shard_group;
-    dp_group_size_ = p_.shard_group;  // the group that reduce-scatters and gathers
-  }
-  grad_bytes_ = grad_bytes_per_param(e_.training.precision);
-
-  const workload::ShardShape shard = shard_shape(e_);
-  lk_ = workload::transformer_layer(m_, shard);
-  pp_msg_bytes_ = static_cast<double>(e_.training.micro_batch * e_.training.seq_len / p_.cp * m_.hidden) *
-                  core::bytes_per_element(e_.training.precision) / (p_.sequence_parallel ? p_.tp : 1);
-
-  s_compute_ = g_.stream("compute");
-  s_tp_ = g_.stream("tp");
-  // check_plan: tp_comm_overlap needs tp > 1 and sequence parallelism.
-  if (p_.tp_comm_overlap && o_.fidelity == Fidelity::full) s_tp_recv_ = g_.stream("tp_recv");
-  if (p_.cp > 1) {
-    s_cp_send_ = g_.stream("cp_send");
-    s_cp_recv_ = g_.stream("cp_recv");
-  }
-  if (p_.pp > 1) {
-    s_recv_act_down_ = g_.stream("pp_recv_act");
-    s_send_act_down_ = g_.stream("pp_send_act");
-    s_recv_grad_up_ = g_.stream("pp_recv_grad");
-    s_send_grad_up_ = g_.stream("pp_send_grad");
-    if (p_.schedule == Schedule::dualpipe || p_.schedule == Schedule::dualpipev) {
-      s_recv_act_up_ = g_.stream("pp_recv_act_up");
-      s_send_act_up_ = g_.stream("pp_send_act_up");
-      s_recv_grad_down_ = g_.stream("pp_recv_grad_down");
-      s_send_grad_down_ = g_.stream("pp_send_grad_down");
-    }
-  }
-  s_dp_ = g_.stream("dp");
-  if (p_.ep > 1) s_ep_ = g_.stream("ep");
-  if (p_.zero >= 3) s_ag_ = g_.stream("dp_gather");
-  edp_group_size_ = dp_ * p_.cp / p_.ep;
-
-  const bool split_backward = splits_backward(p_.schedule, shape_);
+  const bool split_backward = splits_backward(ctx_.plan.schedule, ctx_.shape);
   auto split = [](const std::vector<workload::KernelSpec>& ks, bool weights) {
     std::vector<workload::KernelSpec> out;
     for (const auto& k : ks)
       if (k.weight_gradient == weights) out.push_back(k);
     return out;
   };
-  attn_fwd_ = add_block("attn_fwd", lk_.attn_fwd);
-  if (p_.cp > 1) {
+  attn_fwd_ = add_block("attn_fwd", ctx_.layer.attn_fwd);
+  if (ctx_.plan.cp > 1) {
     // The attention block cut at its core; the core in cp equal ring steps (load-balanced causal
     // chunks, as Megatron-Core's zigzag split makes them).
     auto cut = [&](const std::vector<workload::KernelSpec>& ks, std::vector<workload::KernelSpec>& pre,
@@ -1115,8 +1044,8 @@ CompiledPlan Compiler::run() {
       bool seen = false;
       for (auto k : ks) {
         if (core::is_attention(k.cost.cls)) {
-          k.cost.flops = core::Flops(k.cost.flops.value() / p_.cp);
-          k.cost.bytes = core::Bytes(k.cost.bytes.value() / p_.cp);
+          k.cost.flops = core::Flops(k.cost.flops.value() / ctx_.plan.cp);
+          k.cost.bytes = core::Bytes(k.cost.bytes.value() / ctx_.plan.cp);
           core.push_back(k);
           seen = true;
         } else {
@@ -1125,12 +1054,12 @@ CompiledPlan Compiler::run() {
       }
     };
     std::vector<workload::KernelSpec> pre, core, post;
-    cut(lk_.attn_fwd, pre, core, post);
+    cut(ctx_.layer.attn_fwd, pre, core, post);
     attn_pre_fwd_ = add_block("attn_pre", pre);
     attn_ring_fwd_ = add_block("attn_core_ring_step", core);
     attn_post_fwd_ = add_block("attn_post", post);
     pre.clear(), core.clear(), post.clear();
-    cut(lk_.attn_bwd, pre, core, post);  // backward order: pre = output side, post = input side
+    cut(ctx_.layer.attn_bwd, pre, core, post);  // backward order: pre = output side, post = input side
     attn_post_bwd_ = add_block("attn_post_bwd", pre);
     attn_ring_bwd_ = add_block("attn_core_ring_step_bwd", core);
     attn_pre_bwd_ = add_block("attn_pre_bwd", post);
@@ -1139,37 +1068,36 @@ CompiledPlan Compiler::run() {
       attn_pre_dgrad_ = add_block("attn_pre_bwd_input", split(post, false));
     }
   }
-  mlp_fwd_ = add_block("mlp_fwd", lk_.mlp_fwd);
-  attn_bwd_ = add_block("attn_bwd", lk_.attn_bwd);
-  mlp_bwd_ = add_block("mlp_bwd", lk_.mlp_bwd);
+  mlp_fwd_ = add_block("mlp_fwd", ctx_.layer.mlp_fwd);
+  attn_bwd_ = add_block("attn_bwd", ctx_.layer.attn_bwd);
+  mlp_bwd_ = add_block("mlp_bwd", ctx_.layer.mlp_bwd);
   if (split_backward) {
-    attn_dgrad_ = add_block("attn_bwd_input", split(lk_.attn_bwd, false));
-    mlp_dgrad_ = add_block("mlp_bwd_input", split(lk_.mlp_bwd, false));
-    attn_wgrad_ = add_block("attn_bwd_weight", split(lk_.attn_bwd, true));
-    mlp_wgrad_ = add_block("mlp_bwd_weight", split(lk_.mlp_bwd, true));
+    attn_dgrad_ = add_block("attn_bwd_input", split(ctx_.layer.attn_bwd, false));
+    mlp_dgrad_ = add_block("mlp_bwd_input", split(ctx_.layer.mlp_bwd, false));
+    attn_wgrad_ = add_block("attn_bwd_weight", split(ctx_.layer.attn_bwd, true));
+    mlp_wgrad_ = add_block("mlp_bwd_weight", split(ctx_.layer.mlp_bwd, true));
   }
-  if (p_.tp_comm_overlap) {
-    if (p_.cp == 1) {
-      ov_attn_fwd_ = cut_tp_overlap("attn_fwd", lk_.attn_fwd, true);
-      ov_attn_bwd_ = cut_tp_overlap("attn_bwd", lk_.attn_bwd, false);
-      if (split_backward) ov_attn_dgrad_ = cut_tp_overlap("attn_bwd_input", split(lk_.attn_bwd, false), false);
+  if (ctx_.plan.tp_comm_overlap) {
+    if (ctx_.plan.cp == 1) {
+      ov_attn_fwd_ = cut_tp_overlap("attn_fwd", ctx_.layer.attn_fwd, true);
+      ov_attn_bwd_ = cut_tp_overlap("attn_bwd", ctx_.layer.attn_bwd, false);
+      if (split_backward) ov_attn_dgrad_ = cut_tp_overlap("attn_bwd_input", split(ctx_.layer.attn_bwd, false), false);
     }
-    if (m_.moe.first_dense_layers > 0 || !m_.is_moe()) {
-      ov_mlp_fwd_ = cut_tp_overlap("mlp_fwd", lk_.mlp_fwd, true);
-      ov_mlp_bwd_ = cut_tp_overlap("mlp_bwd", lk_.mlp_bwd, false);
-      if (split_backward) ov_mlp_dgrad_ = cut_tp_overlap("mlp_bwd_input", split(lk_.mlp_bwd, false), false);
+    if (ctx_.model.moe.first_dense_layers > 0 || !ctx_.model.is_moe()) {
+      ov_mlp_fwd_ = cut_tp_overlap("mlp_fwd", ctx_.layer.mlp_fwd, true);
+      ov_mlp_bwd_ = cut_tp_overlap("mlp_bwd", ctx_.layer.mlp_bwd, false);
+      if (split_backward) ov_mlp_dgrad_ = cut_tp_overlap("mlp_bwd_input", split(ctx_.layer.mlp_bwd, false), false);
     }
   }
-  if (m_.is_moe()) {
-    const workload::MoeKernels mk = workload::moe_mlp(m_, shard);
-    ep_bytes_ = mk.dispatch_bytes.value();
+  if (ctx_.model.is_moe()) {
+    const workload::MoeKernels& mk = ctx_.moe;
     moe_pre_fwd_ = add_block("moe_router_shared", mk.pre_fwd);
     moe_experts_fwd_ = add_block("moe_experts", mk.experts_fwd);
     moe_post_fwd_ = add_block("moe_combine", mk.post_fwd);
     moe_post_bwd_ = add_block("moe_combine_bwd", mk.post_bwd);
     moe_experts_bwd_ = add_block("moe_experts_bwd", mk.experts_bwd);
     moe_pre_bwd_ = add_block("moe_router_shared_bwd", mk.pre_bwd);
-    shared_overlap_ = p_.moe_shared_expert_overlap && p_.ep > 1 && m_.moe.shared_experts > 0;
+    shared_overlap_ = ctx_.plan.moe_shared_expert_overlap && ctx_.plan.ep > 1 && ctx_.model.moe.shared_experts > 0;
     if (shared_overlap_) {
       auto part = [](const std::vector<workload::KernelSpec>& ks, bool shared) {
         std::vector<workload::KernelSpec> out;
@@ -1193,43 +1121,35 @@ CompiledPlan Compiler::run() {
       moe_pre_wgrad_ = add_block("moe_router_shared_bwd_weight", split(mk.pre_bwd, true));
     }
   }
-  embed_fwd_ = add_block("embed_fwd", workload::embedding_fwd(m_, shard));
-  embed_bwd_ = add_block("embed_bwd", workload::embedding_bwd(m_, shard));
-  head_fwd_ = add_block("head_fwd", workload::head_fwd(m_, shard));
-  head_bwd_ = add_block("head_bwd", workload::head_bwd(m_, shard));
+  embed_fwd_ = add_block("embed_fwd", workload::embedding_fwd(ctx_.model, ctx_.shard));
+  embed_bwd_ = add_block("embed_bwd", workload::embedding_bwd(ctx_.model, ctx_.shard));
+  head_fwd_ = add_block("head_fwd", workload::head_fwd(ctx_.model, ctx_.shard));
+  head_bwd_ = add_block("head_bwd", workload::head_bwd(ctx_.model, ctx_.shard));
   {
     std::vector<workload::KernelSpec> core;
-    for (const auto& k : lk_.attn_fwd)
+    for (const auto& k : ctx_.layer.attn_fwd)
       if (core::is_attention(k.cost.cls)) core.push_back(k);
     core_recompute_ = add_block("attn_core_recompute", core);
   }
-  MemoryEstimate mem = estimate_memory(e_, dp_);
-  for (int s = 0; s < p_.pp; ++s) {
-    double params = mem.stages[static_cast<std::size_t>(s)].params;
-    const double experts = p_.ep > 1 ? mem.stages[static_cast<std::size_t>(s)].expert_params : 0.0;
-    stage_params_.push_back(params);
-    stage_expert_params_.push_back(mem.stages[static_cast<std::size_t>(s)].expert_params);
-    // ZeRO >= 1: each rank updates its shard, dense parameters over dp*cp (or the shard group),
-    // routed experts over dp*cp/ep (the expert-data-parallel group).
-    stage_shard_params_.push_back(p_.zero >= 1 ? (params - experts) / dp_group_size_ + experts / edp_group_size_ : params);
+  for (int s = 0; s < ctx_.plan.pp; ++s)
     optimizer_.push_back(
-        add_block(fmt::format("optimizer_stage{}", s), {workload::optimizer_step(stage_shard_params_.back(), e_.training.precision)}));
-  }
+        add_block(fmt::format("optimizer_stage{}", s),
+                  {workload::optimizer_step(ctx_.stage_shard_params[static_cast<std::size_t>(s)], ctx_.experiment.training.precision)}));
 
   std::vector<RankId> sim;
   std::vector<std::uint32_t> reps;
-  if (o_.fidelity == Fidelity::full) {
-    for (int r = 0; r < mesh_->ranks(); ++r) sim.push_back(r);
+  if (ctx_.options.fidelity == Fidelity::full) {
+    for (int r = 0; r < ctx_.mesh.ranks(); ++r) sim.push_back(r);
     reps.assign(sim.size(), 1);
   } else {
-    for (int s = 0; s < p_.pp; ++s) sim.push_back(mesh_->rank(Coords{0, 0, s, 0}));
-    reps.assign(sim.size(), static_cast<std::uint32_t>(p_.tp * p_.cp * dp_));
+    for (int s = 0; s < ctx_.plan.pp; ++s) sim.push_back(ctx_.mesh.rank(Coords{0, 0, s, 0}));
+    reps.assign(sim.size(), static_cast<std::uint32_t>(ctx_.plan.tp * ctx_.plan.cp * ctx_.dp));
   }
-  g_.set_ranks(mesh_->ranks(), sim, reps);
-  const bool replay_stages = o_.fidelity == Fidelity::full && o_.replay_stage_ranks;
-  stage_recordings_.assign(static_cast<std::size_t>(p_.pp), StageRecording{});
+  g_.set_ranks(ctx_.mesh.ranks(), sim, reps);
+  const bool replay_stages = ctx_.options.fidelity == Fidelity::full && ctx_.options.replay_stage_ranks;
+  stage_recordings_.assign(static_cast<std::size_t>(ctx_.plan.pp), StageRecording{});
   for (std::size_t i = 0; i < sim.size(); ++i) {
-    const auto stage = static_cast<std::size_t>(mesh_->coords(sim[i]).pp);
+    const auto stage = static_cast<std::size_t>(ctx_.mesh.coords(sim[i]).pp);
     // Full fidelity: a stage's later ranks replay its first rank's requests (see StageRecording).
     if (replay_stages && stage_recordings_[stage].usable && replay(sim[i], stage_recordings_[stage])) continue;
     const bool record = replay_stages && !stage_recordings_[stage].recorded;
@@ -1245,7 +1165,7 @@ CompiledPlan Compiler::run() {
     recording_ = nullptr;
     // Full fidelity: a rank whose ops copy an earlier rank's (on its own groups) is stored as a
     // replica of it, so the graph holds each class of ranks once (ExecutionGraph::end_rank).
-    if (o_.fidelity == Fidelity::full) {
+    if (ctx_.options.fidelity == Fidelity::full) {
       g_.end_rank(sim[i]);
       if (record) finish_recording(stage_recordings_[stage]);
       continue;
@@ -1259,31 +1179,32 @@ CompiledPlan Compiler::run() {
     }
   }
 
+  const MemoryEstimate& mem = ctx_.memory;
   CompiledPlan out;
-  out.dp = dp_;
+  out.dp = ctx_.dp;
   out.micro_batches = mbs_;
-  out.tokens_per_step = static_cast<double>(e_.training.global_batch * e_.training.seq_len);
-  out.model_flops_per_step = workload::model_flops_per_token(m_, e_.training.seq_len) * out.tokens_per_step;
-  std::string sharding = p_.fsdp ? (p_.reshard_after_forward ? "fsdp" : "fsdp(no-reshard)") : fmt::format("zero{}", p_.zero);
-  if (replicas_ > 1) sharding += fmt::format(" hybrid{}x{}", dp_group_size_, replicas_);
-  if (p_.ep > 1) sharding = fmt::format("ep{} ", p_.ep) + sharding;
-  out.summary = fmt::format("tp{} pp{} dp{} cp{}{} {} {} recompute={} mb{} m={}", p_.tp, p_.pp, dp_, p_.cp,
-                            p_.sequence_parallel ? (p_.tp_comm_overlap ? " sp tp-overlap" : " sp") : "", sharding,
-                            schedule_label(p_.schedule, p_.virtual_stages),
-                            workload::recompute_name(p_.recompute),
-                            e_.training.micro_batch, mbs_);
-  if (!p_.layers_per_stage.empty()) {
+  out.tokens_per_step = static_cast<double>(ctx_.experiment.training.global_batch * ctx_.experiment.training.seq_len);
+  out.model_flops_per_step = workload::model_flops_per_token(ctx_.model, ctx_.experiment.training.seq_len) * out.tokens_per_step;
+  std::string sharding = ctx_.plan.fsdp ? (ctx_.plan.reshard_after_forward ? "fsdp" : "fsdp(no-reshard)") : fmt::format("zero{}", ctx_.plan.zero);
+  if (ctx_.replicas > 1) sharding += fmt::format(" hybrid{}x{}", ctx_.dp_group_size, ctx_.replicas);
+  if (ctx_.plan.ep > 1) sharding = fmt::format("ep{} ", ctx_.plan.ep) + sharding;
+  out.summary = fmt::format("tp{} pp{} dp{} cp{}{} {} {} recompute={} mb{} m={}", ctx_.plan.tp, ctx_.plan.pp, ctx_.dp, ctx_.plan.cp,
+                            ctx_.plan.sequence_parallel ? (ctx_.plan.tp_comm_overlap ? " sp tp-overlap" : " sp") : "", sharding,
+                            schedule_label(ctx_.plan.schedule, ctx_.plan.virtual_stages),
+                            workload::recompute_name(ctx_.plan.recompute),
+                            ctx_.experiment.training.micro_batch, mbs_);
+  if (!ctx_.plan.layers_per_stage.empty()) {
     std::vector<std::string> counts;
-    for (int n : p_.layers_per_stage) counts.push_back(std::to_string(n));
+    for (int n : ctx_.plan.layers_per_stage) counts.push_back(std::to_string(n));
     out.summary += " layers=";
     out.summary += core::join(counts, "/");
   }
-  g_.name = e_.name;
+  g_.name = ctx_.experiment.name;
   g_.meta()["model_flops_per_step"] = out.model_flops_per_step;
   g_.meta()["tokens_per_step"] = out.tokens_per_step;
   g_.meta()["memory_peak_bytes"] = mem.peak.value();
   g_.meta()["micro_batches"] = mbs_;
-  out.memory = std::move(mem);
+  out.memory = mem;
   out.graph = std::move(g_);
   return out;
 }
@@ -1347,6 +1268,7 @@ void check_plan(const Experiment& e) {
 }
 
 CompiledPlan compile(const Experiment& e, const CompileOptions& options) {
+  check_plan(e);  // before the compiler derives anything from the plan
   Compiler c(e, options);
   return c.run();
 }
