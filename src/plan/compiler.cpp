@@ -12,14 +12,15 @@
 #include "inflect/plan/placement.hpp"
 #include "inflect/plan/schedule.hpp"
 #include "inflect/workload/layer_costs.hpp"
+#include "plan/group_table.hpp"
 #include "plan/plan_context.hpp"
+#include "plan/stage_replay.hpp"
 #include "plan/streams.hpp"
 
 namespace inflect::plan {
 namespace {
 
-using compiler::PlanContext;
-using compiler::Streams;
+using namespace compiler;  // the compiler's parts (src/plan/*.hpp)
 
 using core::Error;
 using core::ErrorKind;
@@ -31,8 +32,6 @@ using workload::ParallelDim;
 using workload::Phase;
 using workload::RankId;
 
-
-constexpr std::uint32_t kNoColl = 0xffffffffu;  // "not found" for a collective id
 
 /// Kernels that run back to back on the compute stream between two communication points.
 struct Block {
@@ -68,29 +67,15 @@ struct TpOverlapBlock {
 /// method (transformer_engine/pytorch/module/base.py, get_default_config); ring exchange uses tp.
 constexpr int kTeRsSplits = 4;
 
-/// Kinds of process group, for the group cache key. PP groups are one per chunk boundary and
-/// direction of data (a pair: sender, receiver), so that each pairs its calls in micro-batch order.
-enum GroupType : std::uint64_t { kTp = 1, kCp, kDp, kPpAct, kPpGrad, kEp, kEdp, kRep, kCpRing, kTpRing, kMirror };
-/// Pairs named by their sender (a PP boundary, a TP/CP ring hop) rather than by their first member.
-constexpr bool named_by_sender(GroupType t) { return t == kPpAct || t == kPpGrad || t == kCpRing || t == kTpRing; }
-
 class Compiler {
  public:
-  Compiler(const Experiment& e, const CompileOptions& o) : ctx_(e, o), streams_(ctx_, g_) {}
+  Compiler(const Experiment& e, const CompileOptions& o) : ctx_(e, o), streams_(ctx_, g_), groups_(ctx_, g_), replay_(ctx_, g_, groups_) {}
   CompiledPlan run();
 
  private:
   Block add_block(const std::string& name, const std::vector<workload::KernelSpec>& ks);
-  GroupId group(GroupType type, RankId r, int chunk = 0);
-  GroupId group_uncached(GroupType type, RankId r, int chunk);
-  std::vector<RankId> members(GroupType type, RankId r, int chunk) const;
-  std::uint32_t collective(CollectiveKind k, ParallelDim d, GroupId grp, double bytes, const char* name);
 
   void emit_rank(RankId r);
-  std::uint64_t group_key(GroupType type, RankId r, int chunk) const;
-  struct StageRecording;
-  void finish_recording(StageRecording& rec);
-  bool replay(RankId r, const StageRecording& rec);
   void forward_ops(RankId r, int mb, int chunk, StepOps& out);
   void layer_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& out);
   void backward_ops(RankId r, int mb, int chunk, bool with_weights, bool last, StepOps& out);
@@ -98,7 +83,6 @@ class Compiler {
   void add_grads(RankId r, int chunk, double dense_bytes, double expert_bytes, bool last, StepOps& out);
   void layer_grads(RankId r, int chunk, int layer, bool last, StepOps& out);
   int gather_params(RankId r, int layer, int mb, Phase ph, StepOps& out);
-  std::vector<RankId> dp_members(RankId r) const;
   void moe_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& out);
   void ring_ops(RankId r, Dim dim, int layer, int mb, Phase ph, const Block& step, double bytes, const char* name, StepOps& out);
   TpOverlapBlock cut_tp_overlap(const std::string& name, const std::vector<workload::KernelSpec>& ks, bool forward);
@@ -113,7 +97,6 @@ class Compiler {
   void issue_chained(RankId r, const StepOps& ops, std::size_t i, std::vector<OpId>& chain, std::vector<OpId>& ids);
   void issue_step(RankId r, const StepOps& ops, std::vector<OpId>& frontier);
   void fuse_collectives(StepOps& ops);
-  std::uint32_t fused(std::uint32_t first, std::uint32_t next);
   void issue_pair(RankId r, const StepOps& a, const StepOps& b, std::vector<OpId>& frontier);
 
   const PlanContext ctx_;
@@ -135,28 +118,8 @@ class Compiler {
   // parallel.tp_comm_overlap: the dense blocks cut for it (forward; backward; input-gradient only).
   TpOverlapBlock ov_attn_fwd_, ov_mlp_fwd_, ov_attn_bwd_, ov_mlp_bwd_, ov_attn_dgrad_, ov_mlp_dgrad_;
   std::vector<Block> optimizer_;     // per stage
-  std::unordered_map<std::uint64_t, GroupId> groups_;
-  std::unordered_map<std::uint64_t, GroupId> by_rank_;
-  struct CollKey {
-    const char* name;
-    GroupId group;
-    double bytes;
-    int kind, dim;
-    bool operator==(const CollKey&) const = default;
-  };
-  struct CollKeyHash {
-    std::size_t operator()(const CollKey& k) const {
-      std::size_t h = std::hash<const void*>()(k.name);
-      h ^= std::hash<std::uint64_t>()(k.group) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-      h ^= std::hash<double>()(k.bytes) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-      return h ^ static_cast<std::size_t>(k.kind * 31 + k.dim);
-    }
-  };
-  // Collective entries, deduplicated. Names are string literals, so their addresses identify them
-  // (no string hashing on a path taken once per collective op).
-  std::unordered_map<CollKey, std::uint32_t, CollKeyHash> colls_;
-  std::array<std::pair<CollKey, std::uint32_t>, 8> recent_colls_{};  // see collective()
-  std::size_t next_recent_coll_ = 0;
+  GroupTable groups_;
+  StageReplay replay_;
   // Per rank while emitting: gradient bytes waiting for a bucket, by chunk; the last DP op.
   std::vector<double> pending_, pending_experts_;
   OpId last_dp_ = 0;
@@ -164,44 +127,7 @@ class Compiler {
   std::vector<OpId> ids_a_, ids_b_;  // op ids of the step(s) being issued, by position
   std::vector<OpId> deps_;           // scratch: a chain plus the op it waits for
 
-  // Full fidelity, stage replay (CompileOptions::replay_stage_ranks). emit_rank depends on its
-  // rank only through the rank's pipeline stage and the process groups it asks for (group(), by
-  // type, chunk and a rank that is the emitting rank or one at fixed coordinate offsets from it:
-  // its TP/CP ring predecessor, its peer in another stage). So each stage's first rank is
-  // emitted while its requests are recorded — each group request as the offset of the asked-for
-  // rank from the emitting one, each collective with the group it got — and the stage's other
-  // ranks replay them from their own coordinates, in the same order, so that the same groups and
-  // collectives are created with the same ids as emitting them would; they are added to the graph
-  // as replicas (ExecutionGraph::add_replica) without their ops. A replay whose groups would not
-  // correspond one-to-one falls back to emitting the rank.
-  struct GroupAsk {
-    GroupType type;
-    int chunk;
-    Coords offset;  // of the asked-for rank from the emitting rank, per dimension, modulo its size
-    GroupId got;    // what the emitting rank got
-  };
-  /// A collective asked for (by its key), or two fused (by the recorded rank's ids).
-  struct CollAsk {
-    CollKey key{};
-    std::uint32_t first = kNoColl, next = kNoColl;  // fused(first, next) when first != kNoColl
-    std::uint32_t got = 0;
-  };
-  struct StageRecording {
-    bool recorded = false;  // its first rank has been emitted
-    bool usable = false;
-    std::vector<GroupAsk> groups;           // distinct, in first-ask order
-    std::vector<CollAsk> colls;             // distinct, in first-ask order (plain and fused share ids)
-    std::uint32_t kept = 0;                 // the kept rank the stage's ranks copy
-    std::vector<std::uint32_t> kept_colls;  // the emitted rank's counterparts of that rank's collectives
-  };
-  std::vector<StageRecording> stage_recordings_;
-  StageRecording* recording_ = nullptr;
-  RankId recording_rank_ = 0;
-  std::unordered_map<std::uint64_t, char> recorded_groups_;
-  std::unordered_map<CollKey, char, CollKeyHash> recorded_colls_;
-  std::unordered_map<std::uint64_t, char> recorded_fused_;
-  // Fused collectives by (first, next) (fuse_collectives), and fuse_collectives' scratch.
-  std::unordered_map<std::uint64_t, std::uint32_t> fused_;
+  // fuse_collectives' scratch.
   std::vector<char> waited_;
   std::vector<std::size_t> moved_to_;
 };
@@ -226,172 +152,6 @@ Block Compiler::add_block(const std::string& name, const std::vector<workload::K
   return b;
 }
 
-// For PP groups r is the sender: the rank holding `chunk` (activations) or the chunk after it
-// (gradients); the receiver holds the other side of the boundary.
-std::vector<RankId> Compiler::members(GroupType type, RankId r, int chunk) const {
-  switch (type) {
-    case kTp: return ctx_.mesh.group(r, Dim::tp);
-    case kCp: return ctx_.mesh.group(r, Dim::cp);
-    case kCpRing: {  // r and the next rank of its context-parallel ring
-      Coords c = ctx_.mesh.coords(r);
-      c.cp = (c.cp + 1) % ctx_.plan.cp;
-      return {r, ctx_.mesh.rank(c)};
-    }
-    case kTpRing: {  // r and the next rank of its tensor-parallel ring
-      Coords c = ctx_.mesh.coords(r);
-      c.tp = (c.tp + 1) % ctx_.plan.tp;
-      return {r, ctx_.mesh.rank(c)};
-    }
-    case kMirror: {  // DualPipe: r and the pipeline rank that holds the same two stages, lower rank first
-      Coords c = ctx_.mesh.coords(r);
-      c.pp = ctx_.plan.pp - 1 - c.pp;
-      const RankId m = ctx_.mesh.rank(c);
-      return {std::min(r, m), std::max(r, m)};
-    }
-    case kDp: {  // the data-parallel (x cp) group, or with hybrid sharding r's shard group
-      std::vector<RankId> all = ctx_.mesh.group2(r, Dim::dp, Dim::cp);
-      if (ctx_.replicas == 1) return all;
-      const auto at = static_cast<std::size_t>(std::find(all.begin(), all.end(), r) - all.begin());
-      const std::size_t size = all.size() / static_cast<std::size_t>(ctx_.replicas), first = at / size * size;
-      return {all.begin() + static_cast<std::ptrdiff_t>(first), all.begin() + static_cast<std::ptrdiff_t>(first + size)};
-    }
-    case kRep: {  // hybrid sharding: the ranks holding the same shard, one per replica
-      std::vector<RankId> all = ctx_.mesh.group2(r, Dim::dp, Dim::cp);
-      const auto at = static_cast<std::size_t>(std::find(all.begin(), all.end(), r) - all.begin());
-      const std::size_t size = all.size() / static_cast<std::size_t>(ctx_.replicas);
-      std::vector<RankId> out;
-      for (std::size_t i = at % size; i < all.size(); i += size) out.push_back(all[i]);
-      return out;
-    }
-    case kPpAct: return {r, ctx_.at_stage(r, ctx_.layout.owner[static_cast<std::size_t>(ctx_.layout.next(chunk))])};
-    case kPpGrad: return {r, ctx_.at_stage(r, ctx_.layout.owner[static_cast<std::size_t>(chunk)])};
-    case kEp: {  // ep consecutive data-parallel ranks
-      Coords c = ctx_.mesh.coords(r);
-      const int first = c.dp / ctx_.plan.ep * ctx_.plan.ep;
-      std::vector<RankId> out;
-      for (int d = first; d < first + ctx_.plan.ep; ++d) {
-        c.dp = d;
-        out.push_back(ctx_.mesh.rank(c));
-      }
-      return out;
-    }
-    case kEdp: {  // the ranks holding the same experts: same place in their EP group, every cp
-      Coords c = ctx_.mesh.coords(r);
-      const int j = c.dp % ctx_.plan.ep;
-      std::vector<RankId> out;
-      for (int d = j; d < ctx_.dp; d += ctx_.plan.ep)
-        for (int cp = 0; cp < ctx_.plan.cp; ++cp) {
-          c.dp = d;
-          c.cp = cp;
-          out.push_back(ctx_.mesh.rank(c));
-        }
-      return out;
-    }
-  }
-  return {r};
-}
-
-// The group of `type` containing rank r (for PP: the pair r sends on across the boundary after
-// `chunk`). In symmetric fidelity a group also lists its mirrors: the same group of every rank
-// the simulated rank stands for.
-GroupId Compiler::group(GroupType type, RankId r, int chunk) {
-  // Per-(type, chunk, rank) memo first: finding the group's base rank allocates, and the compiler
-  // asks for a rank's groups once per collective op (millions of times in full fidelity).
-  const std::uint64_t rank_key =
-      (static_cast<std::uint64_t>(type) << 48) | (static_cast<std::uint64_t>(chunk) << 32) | static_cast<std::uint64_t>(r);
-  GroupId id;
-  if (auto m = by_rank_.find(rank_key); m != by_rank_.end()) {
-    id = m->second;
-  } else {
-    id = group_uncached(type, r, chunk);
-    by_rank_[rank_key] = id;
-  }
-  if (recording_ && recorded_groups_.emplace(rank_key, 0).second) {
-    const Coords at = ctx_.mesh.coords(recording_rank_), to = ctx_.mesh.coords(r);
-    Coords offset;
-    for (Dim d : {Dim::tp, Dim::cp, Dim::pp, Dim::dp}) {
-      const int n = ctx_.mesh.size(d);
-      offset.set(d, ((to.get(d) - at.get(d)) % n + n) % n);
-    }
-    recording_->groups.push_back(GroupAsk{type, chunk, offset, id});
-  }
-  return id;
-}
-
-// The key group_uncached files a group under: groups with the same key are the same group.
-std::uint64_t Compiler::group_key(GroupType type, RankId r, int chunk) const {
-  const RankId b = named_by_sender(type) ? r : members(type, r, chunk).front();
-  return (static_cast<std::uint64_t>(type) << 48) | (static_cast<std::uint64_t>(chunk) << 32) | static_cast<std::uint64_t>(b);
-}
-
-GroupId Compiler::group_uncached(GroupType type, RankId r, int chunk) {
-  const bool pp = named_by_sender(type);
-  const std::uint64_t key = group_key(type, r, chunk);
-  const RankId b = static_cast<RankId>(key & 0xffffffffu);
-  auto it = groups_.find(key);
-  if (it != groups_.end()) return it->second;
-  workload::Group grp;
-  grp.members = members(type, r, chunk);
-  if (ctx_.options.fidelity == Fidelity::symmetric) {
-    // Class of r: every rank of the same stage. Enumerate the distinct groups of that class, in
-    // the order of their first ranks along (tp, cp, dp). A group other than a PP pair or a DualPipe
-    // mirror pair (one member in each of two stages) lies inside the stage, so once one of its
-    // members has been seen the others need not be asked for it:
-    // each rank is visited once, not once per member of its group (16k ranks x 128-rank groups).
-    const Coords c = ctx_.mesh.coords(r);
-    std::vector<std::int32_t> order(static_cast<std::size_t>(ctx_.mesh.ranks()), -1);  // rank -> visit index
-    std::vector<char> seen(static_cast<std::size_t>(ctx_.mesh.ranks()), 0);
-    std::vector<std::pair<std::int32_t, std::vector<RankId>>> found;  // (first member's index, members)
-    std::int32_t next = 0;
-    for (int tp = 0; tp < ctx_.plan.tp; ++tp)
-      for (int cp = 0; cp < ctx_.plan.cp; ++cp)
-        for (int dp = 0; dp < ctx_.dp; ++dp) order[static_cast<std::size_t>(ctx_.mesh.rank(Coords{tp, cp, c.pp, dp}))] = next++;
-    for (int tp = 0; tp < ctx_.plan.tp; ++tp)
-      for (int cp = 0; cp < ctx_.plan.cp; ++cp)
-        for (int dp = 0; dp < ctx_.dp; ++dp) {
-          const RankId xr = ctx_.mesh.rank(Coords{tp, cp, c.pp, dp});
-          if (!pp && seen[static_cast<std::size_t>(xr)]) continue;
-          std::vector<RankId> mem = members(type, xr, chunk);
-          const RankId xb = pp ? xr : mem.front();
-          if (!pp)
-            for (RankId m : mem) seen[static_cast<std::size_t>(m)] = 1;
-          if (xb == b) continue;
-          // A DualPipe mirror pair has one member in this stage (xr) and one in the mirror stage:
-          // it is ordered by the one here.
-          found.push_back({order[static_cast<std::size_t>(type == kMirror ? xr : xb)], std::move(mem)});
-        }
-    std::sort(found.begin(), found.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-    for (auto& f : found) grp.mirrors.push_back(std::move(f.second));
-  }
-  GroupId id = g_.add_group(std::move(grp));
-  groups_[key] = id;
-  return id;
-}
-
-std::uint32_t Compiler::collective(CollectiveKind k, ParallelDim d, GroupId grp, double bytes, const char* name) {
-  const CollKey key{name, grp, bytes, static_cast<int>(k), static_cast<int>(d)};
-  // A rank asks for the same few collectives over and over (each layer's TP gathers and
-  // scatters): a small cache of the latest answers skips hashing for most of the millions of calls.
-  std::uint32_t id = kNoColl;
-  for (const auto& [ck, cid] : recent_colls_)
-    if (ck == key) {
-      id = cid;
-      break;
-    }
-  if (id == kNoColl) {
-    if (auto it = colls_.find(key); it != colls_.end()) {
-      id = it->second;
-    } else {
-      id = g_.add_collective(workload::Collective{k, d, grp, core::Bytes(bytes), name});
-      colls_[key] = id;
-    }
-    recent_colls_[next_recent_coll_] = {key, id};
-    next_recent_coll_ = (next_recent_coll_ + 1) % recent_colls_.size();
-  }
-  if (recording_ && recorded_colls_.emplace(key, 0).second) recording_->colls.push_back(CollAsk{key, kNoColl, kNoColl, id});
-  return id;
-}
-
 void Compiler::compute(const Block& b, Phase ph, int layer, int mb, StepOps& out) {
   for (std::uint32_t k : b.kernels)
     out.push_back({OpType::compute, streams_.compute, k, ph, static_cast<std::int16_t>(layer), static_cast<std::uint16_t>(mb), false});
@@ -404,14 +164,15 @@ void Compiler::comm(std::uint8_t stream, std::uint32_t coll, Phase ph, int layer
 void Compiler::layer_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& out) {
   const double tb = ctx_.layer.tp_boundary_bytes.value();
   const bool tp = ctx_.plan.tp > 1;
-  const GroupId tg = tp ? group(kTp, r) : 0;
+  const GroupId tg = tp ? groups_.group(kTp, r) : 0;
   for (int blk = 0; blk < 2; ++blk) {
     if (tp_overlapped(blk, layer)) {
       overlapped_forward_block(r, blk, layer, mb, ph, out);
       continue;
     }
     if (tp && ctx_.plan.sequence_parallel)
-      comm(streams_.tp, collective(CollectiveKind::all_gather, ParallelDim::tp, tg, tb, blk ? "tp_ag_mlp" : "tp_ag_attn"), ph, layer, mb, out);
+      comm(streams_.tp, groups_.collective(CollectiveKind::all_gather, ParallelDim::tp, tg, tb, blk ? "tp_ag_mlp" : "tp_ag_attn"), ph, layer, mb,
+           out);
     if (blk == 0 && ctx_.plan.cp > 1) {
       compute(attn_pre_fwd_, ph, layer, mb, out);
       ring_ops(r, Dim::cp, layer, mb, ph, attn_ring_fwd_, ctx_.layer.cp_kv_bytes.value(), "cp_ring_kv", out);
@@ -423,7 +184,7 @@ void Compiler::layer_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps&
     }
     if (tp)
       comm(streams_.tp,
-           collective(ctx_.plan.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, ParallelDim::tp, tg, tb,
+           groups_.collective(ctx_.plan.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, ParallelDim::tp, tg, tb,
                       blk ? (ctx_.plan.sequence_parallel ? "tp_rs_mlp" : "tp_ar_mlp") : (ctx_.plan.sequence_parallel ? "tp_rs_attn" : "tp_ar_attn")),
            ph, layer, mb, out);
   }
@@ -435,7 +196,8 @@ void Compiler::moe_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& o
   if (shared_overlap_) {
     // Route, then dispatch while the shared experts compute; the routed experts wait for both.
     compute(moe_route_fwd_, ph, layer, mb, out);
-    comm(streams_.ep, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ctx_.ep_bytes, "ep_dispatch"), ph, layer, mb, out, true);
+    comm(streams_.ep, groups_.collective(CollectiveKind::all_to_all, ParallelDim::ep, groups_.group(kEp, r), ctx_.ep_bytes, "ep_dispatch"), ph,
+         layer, mb, out, true);
     const int dispatch = static_cast<int>(out.size()) - 1;
     compute(moe_shared_fwd_, ph, layer, mb, out);
     const std::size_t at = out.size();
@@ -444,11 +206,13 @@ void Compiler::moe_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& o
   } else {
     compute(moe_pre_fwd_, ph, layer, mb, out);
     if (ctx_.plan.ep > 1)
-      comm(streams_.ep, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ctx_.ep_bytes, "ep_dispatch"), ph, layer, mb, out);
+      comm(streams_.ep, groups_.collective(CollectiveKind::all_to_all, ParallelDim::ep, groups_.group(kEp, r), ctx_.ep_bytes, "ep_dispatch"), ph,
+           layer, mb, out);
     compute(moe_experts_fwd_, ph, layer, mb, out);
   }
   if (ctx_.plan.ep > 1)
-    comm(streams_.ep, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ctx_.ep_bytes, "ep_combine"), ph, layer, mb, out);
+    comm(streams_.ep, groups_.collective(CollectiveKind::all_to_all, ParallelDim::ep, groups_.group(kEp, r), ctx_.ep_bytes, "ep_combine"), ph,
+         layer, mb, out);
   compute(moe_post_fwd_, ph, layer, mb, out);
 }
 
@@ -470,8 +234,9 @@ void Compiler::ring_ops(RankId r, Dim dim, int layer, int mb, Phase ph, const Bl
   else
     c.tp = (c.tp + n - 1) % n;
   const RankId from = ctx_.mesh.rank(c);
-  const std::uint32_t send = collective(CollectiveKind::send_recv, pd, group(ring, r), bytes, name);
-  const std::uint32_t recv = ctx_.options.fidelity == Fidelity::full ? collective(CollectiveKind::send_recv, pd, group(ring, from), bytes, name) : 0;
+  const std::uint32_t send = groups_.collective(CollectiveKind::send_recv, pd, groups_.group(ring, r), bytes, name);
+  const std::uint32_t recv =
+      ctx_.options.fidelity == Fidelity::full ? groups_.collective(CollectiveKind::send_recv, pd, groups_.group(ring, from), bytes, name) : 0;
   int arrived = -1;  // position in `out` of the receive that brought the current chunk
   for (int i = 0; i < n; ++i) {
     int next = -1;
@@ -510,8 +275,8 @@ void Compiler::overlapped_forward_block(RankId r, int blk, int layer, int mb, Ph
   compute(b.pre, ph, layer, mb, out);
   ring_ops(r, Dim::tp, layer, mb, ph, b.gather_slice, tb / ctx_.plan.tp, blk ? "tp_ag_mlp_ring" : "tp_ag_attn_ring", out);
   compute(b.mid, ph, layer, mb, out);
-  const std::uint32_t rs =
-      collective(CollectiveKind::reduce_scatter, ParallelDim::tp, group(kTp, r), tb / kTeRsSplits, blk ? "tp_rs_mlp_piece" : "tp_rs_attn_piece");
+  const std::uint32_t rs = groups_.collective(CollectiveKind::reduce_scatter, ParallelDim::tp, groups_.group(kTp, r), tb / kTeRsSplits,
+                                              blk ? "tp_rs_mlp_piece" : "tp_rs_attn_piece");
   for (int i = 0; i < kTeRsSplits; ++i) {
     compute(b.scatter_slice, ph, layer, mb, out);
     comm(streams_.tp, rs, ph, layer, mb, out, i + 1 < kTeRsSplits);
@@ -530,8 +295,10 @@ void Compiler::overlapped_backward_block(RankId r, int blk, int layer, int mb, b
   ring_ops(r, Dim::tp, layer, mb, Phase::backward, b.gather_slice, tb / ctx_.plan.tp, blk ? "tp_ag_mlp_grad_ring" : "tp_ag_attn_grad_ring", out);
   compute(b.mid, Phase::backward, layer, mb, out);
   const bool beside = !b.beside.kernels.empty();
-  comm(streams_.tp, collective(CollectiveKind::reduce_scatter, ParallelDim::tp, group(kTp, r), tb, blk ? "tp_rs_mlp_grad" : "tp_rs_attn_grad"),
-       Phase::backward, layer, mb, out, beside);
+  comm(
+      streams_.tp,
+      groups_.collective(CollectiveKind::reduce_scatter, ParallelDim::tp, groups_.group(kTp, r), tb, blk ? "tp_rs_mlp_grad" : "tp_rs_attn_grad"),
+      Phase::backward, layer, mb, out, beside);
   const int rs = static_cast<int>(out.size()) - 1;
   compute(b.beside, Phase::backward, layer, mb, out);
   const std::size_t at = out.size();
@@ -569,25 +336,25 @@ void Compiler::moe_backward_ops(RankId r, int layer, int mb, bool with_weights, 
   compute(moe_post_bwd_, Phase::backward, layer, mb, out);
   if (shared_overlap_) {
     // The combine gradient travels while the shared experts' backward computes.
-    comm(streams_.ep, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ctx_.ep_bytes, "ep_combine_grad"), Phase::backward,
-         layer, mb, out, true);
+    comm(streams_.ep, groups_.collective(CollectiveKind::all_to_all, ParallelDim::ep, groups_.group(kEp, r), ctx_.ep_bytes, "ep_combine_grad"),
+         Phase::backward, layer, mb, out, true);
     const int combine = static_cast<int>(out.size()) - 1;
     compute(with_weights ? moe_shared_bwd_ : moe_shared_dgrad_, Phase::backward, layer, mb, out);
     const std::size_t at = out.size();
     compute(with_weights ? moe_experts_bwd_ : moe_experts_dgrad_, Phase::backward, layer, mb, out);
     out[at].wait = combine;
-    comm(streams_.ep, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ctx_.ep_bytes, "ep_dispatch_grad"), Phase::backward,
-         layer, mb, out);
+    comm(streams_.ep, groups_.collective(CollectiveKind::all_to_all, ParallelDim::ep, groups_.group(kEp, r), ctx_.ep_bytes, "ep_dispatch_grad"),
+         Phase::backward, layer, mb, out);
     compute(with_weights ? moe_route_bwd_ : moe_route_dgrad_, Phase::backward, layer, mb, out);
     return;
   }
   if (ctx_.plan.ep > 1)
-    comm(streams_.ep, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ctx_.ep_bytes, "ep_combine_grad"), Phase::backward,
-         layer, mb, out);
+    comm(streams_.ep, groups_.collective(CollectiveKind::all_to_all, ParallelDim::ep, groups_.group(kEp, r), ctx_.ep_bytes, "ep_combine_grad"),
+         Phase::backward, layer, mb, out);
   compute(with_weights ? moe_experts_bwd_ : moe_experts_dgrad_, Phase::backward, layer, mb, out);
   if (ctx_.plan.ep > 1)
-    comm(streams_.ep, collective(CollectiveKind::all_to_all, ParallelDim::ep, group(kEp, r), ctx_.ep_bytes, "ep_dispatch_grad"), Phase::backward,
-         layer, mb, out);
+    comm(streams_.ep, groups_.collective(CollectiveKind::all_to_all, ParallelDim::ep, groups_.group(kEp, r), ctx_.ep_bytes, "ep_dispatch_grad"),
+         Phase::backward, layer, mb, out);
   compute(with_weights ? moe_pre_bwd_ : moe_pre_dgrad_, Phase::backward, layer, mb, out);
 }
 
@@ -598,8 +365,8 @@ void Compiler::forward_ops(RankId r, int mb, int chunk, StepOps& out) {
   if (prev >= 0 && ctx_.layout.owner[static_cast<std::size_t>(prev)] != s) {
     const RankId from = ctx_.at_stage(r, ctx_.layout.owner[static_cast<std::size_t>(prev)]);
     comm(ctx_.flows_up(prev) ? streams_.recv_act_up : streams_.recv_act_down,
-         collective(CollectiveKind::send_recv, ParallelDim::pp, group(kPpAct, from, prev), ctx_.pp_message_bytes, "pp_act"), Phase::forward, -1, mb,
-         out);
+         groups_.collective(CollectiveKind::send_recv, ParallelDim::pp, groups_.group(kPpAct, from, prev), ctx_.pp_message_bytes, "pp_act"),
+         Phase::forward, -1, mb, out);
   }
   if (prev < 0) compute(embed_fwd_, Phase::forward, -1, mb, out);
   const int first = ctx_.layout.first_layer[ci], n = ctx_.layout.layers[ci];
@@ -620,8 +387,8 @@ void Compiler::forward_ops(RankId r, int mb, int chunk, StepOps& out) {
   if (next < 0) compute(head_fwd_, Phase::forward, -1, mb, out);
   if (next >= 0 && ctx_.layout.owner[static_cast<std::size_t>(next)] != s)
     comm(ctx_.flows_up(chunk) ? streams_.send_act_up : streams_.send_act_down,
-         collective(CollectiveKind::send_recv, ParallelDim::pp, group(kPpAct, r, chunk), ctx_.pp_message_bytes, "pp_act"), Phase::forward, -1,
-         mb, out, true);
+         groups_.collective(CollectiveKind::send_recv, ParallelDim::pp, groups_.group(kPpAct, r, chunk), ctx_.pp_message_bytes, "pp_act"),
+         Phase::forward, -1, mb, out, true);
 }
 
 void Compiler::flush_bucket(RankId r, int chunk, StepOps& out) {
@@ -629,18 +396,20 @@ void Compiler::flush_bucket(RankId r, int chunk, StepOps& out) {
   const bool rs = ctx_.plan.zero >= 1;
   const auto kind = rs ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
   if (pending_[ci] > 0 && ctx_.dp_group_size > 1)
-    comm(streams_.dp, collective(kind, ParallelDim::dp, group(kDp, r), pending_[ci], rs ? "dp_rs_grads" : "dp_ar_grads"), Phase::backward, -1, 0, out,
-         true);
+    comm(streams_.dp, groups_.collective(kind, ParallelDim::dp, groups_.group(kDp, r), pending_[ci], rs ? "dp_rs_grads" : "dp_ar_grads"),
+         Phase::backward, -1, 0, out, true);
   // Hybrid sharding (HSDP): the bucket's reduced shard is then all-reduced across the replicas,
   // bucket by bucket behind the backward, as FSDP's hybrid shard does after each reduce-scatter
   // (same stream: it follows its reduce-scatter). Routed experts were reduced over the whole
   // expert-data-parallel group already.
   if (pending_[ci] > 0 && ctx_.replicas > 1)
-    comm(streams_.dp, collective(CollectiveKind::all_reduce, ParallelDim::dp, group(kRep, r), pending_[ci] / ctx_.dp_group_size, "dp_ar_replicas"),
+    comm(streams_.dp,
+         groups_.collective(CollectiveKind::all_reduce, ParallelDim::dp, groups_.group(kRep, r), pending_[ci] / ctx_.dp_group_size,
+                            "dp_ar_replicas"),
          Phase::backward, -1, 0, out, true);
   if (pending_experts_[ci] > 0 && ctx_.edp_group_size > 1)
     comm(streams_.dp,
-         collective(kind, ParallelDim::dp, group(kEdp, r), pending_experts_[ci], rs ? "dp_rs_expert_grads" : "dp_ar_expert_grads"),
+         groups_.collective(kind, ParallelDim::dp, groups_.group(kEdp, r), pending_experts_[ci], rs ? "dp_rs_expert_grads" : "dp_ar_expert_grads"),
          Phase::backward, -1, 0, out, true);
   pending_[ci] = 0;
   pending_experts_[ci] = 0;
@@ -675,11 +444,14 @@ void Compiler::layer_grads(RankId r, int chunk, int layer, bool last, StepOps& o
 int Compiler::gather_params(RankId r, int layer, int mb, Phase ph, StepOps& out) {
   const double bpe = core::bytes_per_element(ctx_.experiment.training.precision);
   const LayerShard held = layer_shard(ctx_.model, layer, ctx_.plan.tp, ctx_.plan.ep);
-  comm(streams_.dp_gather, collective(CollectiveKind::all_gather, ParallelDim::dp, group(kDp, r), held.dense * bpe, "dp_ag_layer_params"), ph,
-       layer, mb, out, true);
+  comm(streams_.dp_gather,
+       groups_.collective(CollectiveKind::all_gather, ParallelDim::dp, groups_.group(kDp, r), held.dense * bpe, "dp_ag_layer_params"), ph, layer,
+       mb, out, true);
   if (held.experts > 0 && ctx_.edp_group_size > 1)
-    comm(streams_.dp_gather, collective(CollectiveKind::all_gather, ParallelDim::dp, group(kEdp, r), held.experts * bpe, "dp_ag_layer_expert_params"),
-         ph, layer, mb, out, true);
+    comm(
+        streams_.dp_gather,
+        groups_.collective(CollectiveKind::all_gather, ParallelDim::dp, groups_.group(kEdp, r), held.experts * bpe, "dp_ag_layer_expert_params"),
+        ph, layer, mb, out, true);
   return static_cast<int>(out.size()) - 1;
 }
 
@@ -689,14 +461,14 @@ void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool
   const int prev = ctx_.layout.prev(chunk), next = ctx_.layout.next(chunk);
   const double tb = ctx_.layer.tp_boundary_bytes.value();
   const bool tp = ctx_.plan.tp > 1;
-  const GroupId tg = tp ? group(kTp, r) : 0;
+  const GroupId tg = tp ? groups_.group(kTp, r) : 0;
   const double embed_grad = static_cast<double>(ctx_.model.vocab * ctx_.model.hidden) / ctx_.plan.tp * ctx_.grad_bytes;
 
   if (next >= 0 && ctx_.layout.owner[static_cast<std::size_t>(next)] != s) {
     const RankId from = ctx_.at_stage(r, ctx_.layout.owner[static_cast<std::size_t>(next)]);
     comm(ctx_.flows_up(chunk) ? streams_.recv_grad_down : streams_.recv_grad_up,
-         collective(CollectiveKind::send_recv, ParallelDim::pp, group(kPpGrad, from, chunk), ctx_.pp_message_bytes, "pp_grad"), Phase::backward,
-         -1, mb, out);
+         groups_.collective(CollectiveKind::send_recv, ParallelDim::pp, groups_.group(kPpGrad, from, chunk), ctx_.pp_message_bytes, "pp_grad"),
+         Phase::backward, -1, mb, out);
   }
   if (next < 0) {
     compute(head_bwd_, Phase::backward, -1, mb, out);
@@ -720,7 +492,7 @@ void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool
         continue;
       }
       if (tp && ctx_.plan.sequence_parallel)
-        comm(streams_.tp, collective(CollectiveKind::all_gather, ParallelDim::tp, tg, tb, blk ? "tp_ag_mlp_grad" : "tp_ag_attn_grad"),
+        comm(streams_.tp, groups_.collective(CollectiveKind::all_gather, ParallelDim::tp, tg, tb, blk ? "tp_ag_mlp_grad" : "tp_ag_attn_grad"),
              Phase::backward, layer, mb, out);
       if (blk == 0 && ctx_.plan.recompute == Recompute::selective) compute(core_recompute_, Phase::recompute, layer, mb, out);
       if (blk == 0 && ctx_.plan.cp > 1) {
@@ -735,7 +507,7 @@ void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool
       }
       if (tp)
         comm(streams_.tp,
-             collective(ctx_.plan.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, ParallelDim::tp, tg, tb,
+             groups_.collective(ctx_.plan.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, ParallelDim::tp, tg, tb,
                         blk ? (ctx_.plan.sequence_parallel ? "tp_rs_mlp_grad" : "tp_ar_mlp_grad")
                             : (ctx_.plan.sequence_parallel ? "tp_rs_attn_grad" : "tp_ar_attn_grad")),
              Phase::backward, layer, mb, out);
@@ -757,8 +529,8 @@ void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool
   }
   if (prev >= 0 && ctx_.layout.owner[static_cast<std::size_t>(prev)] != s)
     comm(ctx_.flows_up(prev) ? streams_.send_grad_down : streams_.send_grad_up,
-         collective(CollectiveKind::send_recv, ParallelDim::pp, group(kPpGrad, r, prev), ctx_.pp_message_bytes, "pp_grad"), Phase::backward, -1,
-         mb, out, true);
+         groups_.collective(CollectiveKind::send_recv, ParallelDim::pp, groups_.group(kPpGrad, r, prev), ctx_.pp_message_bytes, "pp_grad"),
+         Phase::backward, -1, mb, out, true);
   if ((last || ctx_.plan.zero >= 2) && with_weights) flush_bucket(r, chunk, out);
 }
 
@@ -830,7 +602,7 @@ void Compiler::fuse_collectives(StepOps& ops) {
         const workload::Collective& a = colls[prev.payload];
         const workload::Collective& b = colls[op.payload];
         if (a.group == b.group && a.dim == b.dim && a.dim != ParallelDim::pp && b.then.empty()) {
-          prev.payload = fused(prev.payload, op.payload);
+          prev.payload = groups_.fused(prev.payload, op.payload);
           moved_to_[i] = out - 1;
           last = i;
           continue;
@@ -842,26 +614,6 @@ void Compiler::fuse_collectives(StepOps& ops) {
     ops[out++] = op;
   }
   ops.resize(out);
-}
-
-// The collective that runs `first`, then `next` (Collective::then), added once.
-std::uint32_t Compiler::fused(std::uint32_t first, std::uint32_t next) {
-  const std::uint64_t key = (static_cast<std::uint64_t>(first) << 32) | next;
-  std::uint32_t id;
-  if (auto it = fused_.find(key); it != fused_.end()) {
-    id = it->second;
-  } else {
-    workload::Collective c = g_.collectives()[first];
-    const workload::Collective& n = g_.collectives()[next];
-    core::check_invariant(n.then.empty(), "a fused collective is only ever extended at its end");
-    c.name += '+';
-    c.name += n.name;
-    c.then.push_back(workload::CollectivePart{n.kind, n.bytes, n.name});
-    id = g_.add_collective(std::move(c));
-    fused_[key] = id;
-  }
-  if (recording_ && recorded_fused_.emplace(key, 0).second) recording_->colls.push_back(CollAsk{CollKey{}, first, next, id});
-  return id;
 }
 
 // Ops of one step in order: each depends on the previous op of the chain; side ops hang off it.
@@ -957,7 +709,7 @@ void Compiler::emit_rank(RankId r) {
     // copy's gradient to its mirror's). After the data-parallel reduction, on the shards the
     // optimizer updates (ZeRO >= 1) or on the whole gradients (ZeRO 0).
     comm(streams_.dp,
-         collective(CollectiveKind::all_reduce, ParallelDim::pp, group(kMirror, r), ctx_.stage_shard_params[si] * ctx_.grad_bytes,
+         groups_.collective(CollectiveKind::all_reduce, ParallelDim::pp, groups_.group(kMirror, r), ctx_.stage_shard_params[si] * ctx_.grad_bytes,
                     "pp_ar_dualpipe_copies"),
          Phase::optimizer, -1, 0, a);
   }
@@ -967,64 +719,15 @@ void Compiler::emit_rank(RankId r) {
     const double experts = ctx_.plan.ep > 1 ? ctx_.stage_expert_params[si] : 0.0;
     if (ctx_.dp_group_size > 1)
       comm(streams_.dp,
-           collective(CollectiveKind::all_gather, ParallelDim::dp, group(kDp, r), (ctx_.stage_params[si] - experts) * bpe, "dp_ag_params"),
+           groups_.collective(CollectiveKind::all_gather, ParallelDim::dp, groups_.group(kDp, r), (ctx_.stage_params[si] - experts) * bpe,
+                              "dp_ag_params"),
            Phase::optimizer, -1, 0, a);
     if (experts > 0 && ctx_.edp_group_size > 1)
-      comm(streams_.dp, collective(CollectiveKind::all_gather, ParallelDim::dp, group(kEdp, r), experts * bpe, "dp_ag_expert_params"),
+      comm(streams_.dp, groups_.collective(CollectiveKind::all_gather, ParallelDim::dp, groups_.group(kEdp, r), experts * bpe, "dp_ag_expert_params"),
            Phase::optimizer, -1, 0, a);
   }
   fuse_collectives(a);
   issue_step(r, a, frontier);
-}
-
-// The stage's first rank has been emitted and ended: note which kept rank the stage's ranks will
-// copy and what the emitted rank's collectives are in that rank's terms; the recording is usable
-// if every collective's group came from a recorded group request.
-void Compiler::finish_recording(StageRecording& rec) {
-  if (!g_.replicas().empty() && g_.replicas().back().rank == recording_rank_) {
-    rec.kept = g_.replicas().back().kept;
-    rec.kept_colls = g_.replicas().back().colls;
-  } else {
-    rec.kept = static_cast<std::uint32_t>(g_.kept_ranks().size() - 1);
-    rec.kept_colls = g_.kept_ranks().back().colls;
-  }
-  std::unordered_map<GroupId, char> got;
-  for (const GroupAsk& a : rec.groups) got.emplace(a.got, 0);
-  std::unordered_map<std::uint32_t, char> asked;
-  for (const CollAsk& c : rec.colls) asked.emplace(c.got, 0);
-  rec.usable = std::all_of(rec.colls.begin(), rec.colls.end(),
-                           [&](const CollAsk& c) { return c.first != kNoColl || got.count(c.key.group) > 0; }) &&
-               std::all_of(rec.kept_colls.begin(), rec.kept_colls.end(), [&](std::uint32_t c) { return asked.count(c) > 0; });
-}
-
-// Adds rank r as a replica of its stage's recording, asking for the groups and collectives that
-// emitting it would have asked for, in the same order. Returns false, having created nothing,
-// when r's groups would not correspond one-to-one to the recorded rank's.
-bool Compiler::replay(RankId r, const StageRecording& rec) {
-  const Coords at = ctx_.mesh.coords(r);
-  std::vector<RankId> asked(rec.groups.size());
-  std::unordered_map<GroupId, std::uint64_t> fwd;
-  std::unordered_map<std::uint64_t, GroupId> bwd;
-  for (std::size_t i = 0; i < rec.groups.size(); ++i) {
-    const GroupAsk& a = rec.groups[i];
-    Coords to;
-    for (Dim d : {Dim::tp, Dim::cp, Dim::pp, Dim::dp}) to.set(d, (at.get(d) + a.offset.get(d)) % ctx_.mesh.size(d));
-    asked[i] = ctx_.mesh.rank(to);
-    const std::uint64_t key = group_key(a.type, asked[i], a.chunk);
-    if (fwd.emplace(a.got, key).first->second != key || bwd.emplace(key, a.got).first->second != a.got) return false;
-  }
-  std::unordered_map<GroupId, GroupId> groups;
-  for (std::size_t i = 0; i < rec.groups.size(); ++i) groups[rec.groups[i].got] = group(rec.groups[i].type, asked[i], rec.groups[i].chunk);
-  std::unordered_map<std::uint32_t, std::uint32_t> colls;
-  for (const CollAsk& c : rec.colls)
-    colls[c.got] = c.first != kNoColl ? fused(colls.at(c.first), colls.at(c.next))
-                                      : collective(static_cast<CollectiveKind>(c.key.kind), static_cast<ParallelDim>(c.key.dim),
-                                                   groups.at(c.key.group), c.key.bytes, c.key.name);
-  std::vector<std::uint32_t> mine;
-  mine.reserve(rec.kept_colls.size());
-  for (std::uint32_t c : rec.kept_colls) mine.push_back(colls.at(c));
-  g_.add_replica(r, rec.kept, std::move(mine));
-  return true;
 }
 
 CompiledPlan Compiler::run() {
@@ -1147,27 +850,16 @@ CompiledPlan Compiler::run() {
   }
   g_.set_ranks(ctx_.mesh.ranks(), sim, reps);
   const bool replay_stages = ctx_.options.fidelity == Fidelity::full && ctx_.options.replay_stage_ranks;
-  stage_recordings_.assign(static_cast<std::size_t>(ctx_.plan.pp), StageRecording{});
   for (std::size_t i = 0; i < sim.size(); ++i) {
-    const auto stage = static_cast<std::size_t>(ctx_.mesh.coords(sim[i]).pp);
-    // Full fidelity: a stage's later ranks replay its first rank's requests (see StageRecording).
-    if (replay_stages && stage_recordings_[stage].usable && replay(sim[i], stage_recordings_[stage])) continue;
-    const bool record = replay_stages && !stage_recordings_[stage].recorded;
-    if (record) {
-      stage_recordings_[stage].recorded = true;
-      recording_ = &stage_recordings_[stage];
-      recording_rank_ = sim[i];
-      recorded_groups_.clear();
-      recorded_colls_.clear();
-      recorded_fused_.clear();
-    }
+    // Full fidelity: a stage's later ranks replay its first rank's requests (see StageReplay).
+    if (replay_stages && replay_.add_replica(sim[i])) continue;
+    const bool record = replay_stages && replay_.start_recording(sim[i]);
     emit_rank(sim[i]);
-    recording_ = nullptr;
     // Full fidelity: a rank whose ops copy an earlier rank's (on its own groups) is stored as a
     // replica of it, so the graph holds each class of ranks once (ExecutionGraph::end_rank).
     if (ctx_.options.fidelity == Fidelity::full) {
       g_.end_rank(sim[i]);
-      if (record) finish_recording(stage_recordings_[stage]);
+      if (record) replay_.finish_recording();
       continue;
     }
     if (i == 0 && sim.size() > 1) {
