@@ -13,6 +13,7 @@
 #include "inflect/plan/schedule.hpp"
 #include "inflect/workload/layer_costs.hpp"
 #include "plan/group_table.hpp"
+#include "plan/kernel_blocks.hpp"
 #include "plan/plan_context.hpp"
 #include "plan/stage_replay.hpp"
 #include "plan/streams.hpp"
@@ -33,11 +34,6 @@ using workload::Phase;
 using workload::RankId;
 
 
-/// Kernels that run back to back on the compute stream between two communication points.
-struct Block {
-  std::vector<std::uint32_t> kernels;
-};
-
 /// An op decided on but not yet added to the graph. A step's ops are collected first so that two
 /// steps can be woven together op by op (DualPipe's overlapped forward-and-backward pairs).
 struct PendingOp {
@@ -52,29 +48,13 @@ struct PendingOp {
 };
 using StepOps = std::vector<PendingOp>;
 
-/// A TP block cut around the GEMMs Transformer Engine overlaps with the block's sequence-parallel
-/// collectives (`parallel.tp_comm_overlap`). Forward: pre, then the GEMM that reads the gathered
-/// input in tp row slices pipelined with a ring exchange of the input shards (TE's
-/// "ring_exchange"), mid, the GEMM that writes the block output in kTeRsSplits row slices, each
-/// slice's reduce-scatter running while the next slice computes (TE's "pipeline"), post.
-/// Backward: pre, the first input-gradient GEMM in tp slices behind the ring exchange of the
-/// output gradient, mid (up to the last input-gradient GEMM), the input gradient's
-/// reduce-scatter running beside the weight-gradient GEMM `beside` (TE's "bulk"), post.
-struct TpOverlapBlock {
-  Block pre, gather_slice, mid, scatter_slice, beside, post;
-};
-/// Row slices of TE's pipelined GEMM + reduce-scatter: its default num_splits for the "pipeline"
-/// method (transformer_engine/pytorch/module/base.py, get_default_config); ring exchange uses tp.
-constexpr int kTeRsSplits = 4;
-
 class Compiler {
  public:
-  Compiler(const Experiment& e, const CompileOptions& o) : ctx_(e, o), streams_(ctx_, g_), groups_(ctx_, g_), replay_(ctx_, g_, groups_) {}
+  Compiler(const Experiment& e, const CompileOptions& o)
+      : ctx_(e, o), streams_(ctx_, g_), blocks_(ctx_, g_), groups_(ctx_, g_), replay_(ctx_, g_, groups_) {}
   CompiledPlan run();
 
  private:
-  Block add_block(const std::string& name, const std::vector<workload::KernelSpec>& ks);
-
   void emit_rank(RankId r);
   void forward_ops(RankId r, int mb, int chunk, StepOps& out);
   void layer_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& out);
@@ -85,7 +65,6 @@ class Compiler {
   int gather_params(RankId r, int layer, int mb, Phase ph, StepOps& out);
   void moe_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& out);
   void ring_ops(RankId r, Dim dim, int layer, int mb, Phase ph, const Block& step, double bytes, const char* name, StepOps& out);
-  TpOverlapBlock cut_tp_overlap(const std::string& name, const std::vector<workload::KernelSpec>& ks, bool forward);
   bool tp_overlapped(int blk, int layer) const;
   void overlapped_forward_block(RankId r, int blk, int layer, int mb, Phase ph, StepOps& out);
   void overlapped_backward_block(RankId r, int blk, int layer, int mb, bool with_weights, StepOps& out);
@@ -103,21 +82,7 @@ class Compiler {
   const int mbs_ = ctx_.micro_batches;
   workload::ExecutionGraph g_;
   const Streams streams_;
-  Block attn_fwd_, mlp_fwd_, attn_bwd_, mlp_bwd_, embed_fwd_, embed_bwd_, head_fwd_, head_bwd_, core_recompute_;
-  Block attn_dgrad_, mlp_dgrad_, attn_wgrad_, mlp_wgrad_;  // backward split for zero-bubble W steps
-  // Context parallelism: the attention block around its core, and one ring step of the core (1/cp).
-  Block attn_pre_fwd_, attn_ring_fwd_, attn_post_fwd_, attn_post_bwd_, attn_ring_bwd_, attn_pre_bwd_;
-  Block attn_post_dgrad_, attn_pre_dgrad_;
-  // Mixture-of-experts MLP pieces around the EP all-to-alls (workload::MoeKernels), and their
-  // input-gradient / weight-gradient split.
-  Block moe_pre_fwd_, moe_experts_fwd_, moe_post_fwd_, moe_post_bwd_, moe_experts_bwd_, moe_pre_bwd_;
-  Block moe_experts_dgrad_, moe_pre_dgrad_, moe_experts_wgrad_, moe_pre_wgrad_;
-  // With moe_shared_expert_overlap: the pre piece without the shared experts, and those alone.
-  Block moe_route_fwd_, moe_shared_fwd_, moe_route_bwd_, moe_shared_bwd_, moe_route_dgrad_, moe_shared_dgrad_;
-  bool shared_overlap_ = false;
-  // parallel.tp_comm_overlap: the dense blocks cut for it (forward; backward; input-gradient only).
-  TpOverlapBlock ov_attn_fwd_, ov_mlp_fwd_, ov_attn_bwd_, ov_mlp_bwd_, ov_attn_dgrad_, ov_mlp_dgrad_;
-  std::vector<Block> optimizer_;     // per stage
+  const KernelBlocks blocks_;
   GroupTable groups_;
   StageReplay replay_;
   // Per rank while emitting: gradient bytes waiting for a bucket, by chunk; the last DP op.
@@ -131,26 +96,6 @@ class Compiler {
   std::vector<char> waited_;
   std::vector<std::size_t> moved_to_;
 };
-
-Block Compiler::add_block(const std::string& name, const std::vector<workload::KernelSpec>& ks) {
-  Block b;
-  if (ks.empty()) return b;
-  if (!ctx_.options.fuse_blocks) {
-    for (const auto& k : ks) b.kernels.push_back(g_.add_kernel(workload::Kernel{name + "." + k.name, k.cost, {}}));
-    return b;
-  }
-  workload::Kernel fused;
-  fused.name = name;
-  fused.cost.cls = ks.front().cost.cls;
-  fused.cost.precision = ks.front().cost.precision;
-  for (const auto& k : ks) {
-    fused.cost.flops += k.cost.flops;
-    fused.cost.bytes += k.cost.bytes;
-    fused.parts.push_back(k.cost);
-  }
-  b.kernels.push_back(g_.add_kernel(std::move(fused)));
-  return b;
-}
 
 void Compiler::compute(const Block& b, Phase ph, int layer, int mb, StepOps& out) {
   for (std::uint32_t k : b.kernels)
@@ -174,13 +119,13 @@ void Compiler::layer_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps&
       comm(streams_.tp, groups_.collective(CollectiveKind::all_gather, ParallelDim::tp, tg, tb, blk ? "tp_ag_mlp" : "tp_ag_attn"), ph, layer, mb,
            out);
     if (blk == 0 && ctx_.plan.cp > 1) {
-      compute(attn_pre_fwd_, ph, layer, mb, out);
-      ring_ops(r, Dim::cp, layer, mb, ph, attn_ring_fwd_, ctx_.layer.cp_kv_bytes.value(), "cp_ring_kv", out);
-      compute(attn_post_fwd_, ph, layer, mb, out);
+      compute(blocks_.attn_pre_fwd, ph, layer, mb, out);
+      ring_ops(r, Dim::cp, layer, mb, ph, blocks_.attn_ring_fwd, ctx_.layer.cp_kv_bytes.value(), "cp_ring_kv", out);
+      compute(blocks_.attn_post_fwd, ph, layer, mb, out);
     } else if (blk == 1 && ctx_.model.moe_layer(layer)) {
       moe_forward_ops(r, layer, mb, ph, out);
     } else {
-      compute(blk ? mlp_fwd_ : attn_fwd_, ph, layer, mb, out);
+      compute(blk ? blocks_.mlp_fwd : blocks_.attn_fwd, ph, layer, mb, out);
     }
     if (tp)
       comm(streams_.tp,
@@ -193,27 +138,27 @@ void Compiler::layer_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps&
 // MoE MLP: router and shared experts, token dispatch over the EP group, the rank's experts, and
 // the combine back (Megatron-Core's all-to-all token dispatcher).
 void Compiler::moe_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& out) {
-  if (shared_overlap_) {
+  if (blocks_.shared_overlap) {
     // Route, then dispatch while the shared experts compute; the routed experts wait for both.
-    compute(moe_route_fwd_, ph, layer, mb, out);
+    compute(blocks_.moe_route_fwd, ph, layer, mb, out);
     comm(streams_.ep, groups_.collective(CollectiveKind::all_to_all, ParallelDim::ep, groups_.group(kEp, r), ctx_.ep_bytes, "ep_dispatch"), ph,
          layer, mb, out, true);
     const int dispatch = static_cast<int>(out.size()) - 1;
-    compute(moe_shared_fwd_, ph, layer, mb, out);
+    compute(blocks_.moe_shared_fwd, ph, layer, mb, out);
     const std::size_t at = out.size();
-    compute(moe_experts_fwd_, ph, layer, mb, out);
+    compute(blocks_.moe_experts_fwd, ph, layer, mb, out);
     out[at].wait = dispatch;
   } else {
-    compute(moe_pre_fwd_, ph, layer, mb, out);
+    compute(blocks_.moe_pre_fwd, ph, layer, mb, out);
     if (ctx_.plan.ep > 1)
       comm(streams_.ep, groups_.collective(CollectiveKind::all_to_all, ParallelDim::ep, groups_.group(kEp, r), ctx_.ep_bytes, "ep_dispatch"), ph,
            layer, mb, out);
-    compute(moe_experts_fwd_, ph, layer, mb, out);
+    compute(blocks_.moe_experts_fwd, ph, layer, mb, out);
   }
   if (ctx_.plan.ep > 1)
     comm(streams_.ep, groups_.collective(CollectiveKind::all_to_all, ParallelDim::ep, groups_.group(kEp, r), ctx_.ep_bytes, "ep_combine"), ph,
          layer, mb, out);
-  compute(moe_post_fwd_, ph, layer, mb, out);
+  compute(blocks_.moe_post_fwd, ph, layer, mb, out);
 }
 
 // A ring over the CP or TP group: `step` runs n times (n = cp or tp); while step i computes, the
@@ -270,7 +215,7 @@ bool Compiler::tp_overlapped(int blk, int layer) const {
 // kTeRsSplits pieces, each behind the GEMM slice that wrote it. The last piece is in line: the
 // block's output (the residual add) waits for it.
 void Compiler::overlapped_forward_block(RankId r, int blk, int layer, int mb, Phase ph, StepOps& out) {
-  const TpOverlapBlock& b = blk ? ov_mlp_fwd_ : ov_attn_fwd_;
+  const TpOverlapBlock& b = blk ? blocks_.ov_mlp_fwd : blocks_.ov_attn_fwd;
   const double tb = ctx_.layer.tp_boundary_bytes.value();
   compute(b.pre, ph, layer, mb, out);
   ring_ops(r, Dim::tp, layer, mb, ph, b.gather_slice, tb / ctx_.plan.tp, blk ? "tp_ag_mlp_ring" : "tp_ag_attn_ring", out);
@@ -289,7 +234,7 @@ void Compiler::overlapped_forward_block(RankId r, int blk, int layer, int mb, Ph
 // reduce-scatter beside the weight-gradient GEMM, the rest of the block waiting for it. Without
 // weight gradients (a zero-bubble B step) nothing is left to hide it: it runs in line.
 void Compiler::overlapped_backward_block(RankId r, int blk, int layer, int mb, bool with_weights, StepOps& out) {
-  const TpOverlapBlock& b = with_weights ? (blk ? ov_mlp_bwd_ : ov_attn_bwd_) : (blk ? ov_mlp_dgrad_ : ov_attn_dgrad_);
+  const TpOverlapBlock& b = with_weights ? (blk ? blocks_.ov_mlp_bwd : blocks_.ov_attn_bwd) : (blk ? blocks_.ov_mlp_dgrad : blocks_.ov_attn_dgrad);
   const double tb = ctx_.layer.tp_boundary_bytes.value();
   compute(b.pre, Phase::backward, layer, mb, out);
   ring_ops(r, Dim::tp, layer, mb, Phase::backward, b.gather_slice, tb / ctx_.plan.tp, blk ? "tp_ag_mlp_grad_ring" : "tp_ag_attn_grad_ring", out);
@@ -306,56 +251,30 @@ void Compiler::overlapped_backward_block(RankId r, int blk, int layer, int mb, b
   if (beside) out[at].wait = rs;
 }
 
-// Cuts a dense block's kernels for TE's TP overlap (see TpOverlapBlock). Forward: around its
-// first and last GEMMs. Backward: around its first GEMM (an input gradient) and its last
-// input-gradient GEMM; the weight-gradient GEMMs after that one run beside the reduce-scatter.
-TpOverlapBlock Compiler::cut_tp_overlap(const std::string& name, const std::vector<workload::KernelSpec>& ks, bool forward) {
-  std::size_t first = ks.size(), last = ks.size();
-  for (std::size_t i = 0; i < ks.size(); ++i) {
-    if (ks[i].cost.cls != core::KernelClass::gemm) continue;
-    if (first == ks.size()) first = i;
-    if (forward || !ks[i].weight_gradient) last = i;
-  }
-  core::check_invariant(first < last && last < ks.size(), "a TP-overlapped block needs two GEMMs");
-  std::vector<workload::KernelSpec> pre(ks.begin(), ks.begin() + static_cast<std::ptrdiff_t>(first)), mid, beside, post;
-  for (std::size_t i = first + 1; i < last; ++i) mid.push_back(ks[i]);
-  if (!forward) mid.push_back(ks[last]);
-  for (std::size_t i = last + 1; i < ks.size(); ++i) (!forward && ks[i].weight_gradient ? beside : post).push_back(ks[i]);
-  core::check_invariant(!post.empty(), "a TP-overlapped block needs kernels after its reduce-scatter");
-  TpOverlapBlock b;
-  b.pre = add_block(name + "_pre", pre);
-  b.gather_slice = add_block(name + "_gather_slice", {workload::gemm_row_slice(ks[first], ctx_.plan.tp)});
-  b.mid = add_block(name + "_mid", mid);
-  if (forward) b.scatter_slice = add_block(name + "_scatter_slice", {workload::gemm_row_slice(ks[last], kTeRsSplits)});
-  b.beside = add_block(name + "_beside", beside);
-  b.post = add_block(name + "_post", post);
-  return b;
-}
-
 void Compiler::moe_backward_ops(RankId r, int layer, int mb, bool with_weights, StepOps& out) {
-  compute(moe_post_bwd_, Phase::backward, layer, mb, out);
-  if (shared_overlap_) {
+  compute(blocks_.moe_post_bwd, Phase::backward, layer, mb, out);
+  if (blocks_.shared_overlap) {
     // The combine gradient travels while the shared experts' backward computes.
     comm(streams_.ep, groups_.collective(CollectiveKind::all_to_all, ParallelDim::ep, groups_.group(kEp, r), ctx_.ep_bytes, "ep_combine_grad"),
          Phase::backward, layer, mb, out, true);
     const int combine = static_cast<int>(out.size()) - 1;
-    compute(with_weights ? moe_shared_bwd_ : moe_shared_dgrad_, Phase::backward, layer, mb, out);
+    compute(with_weights ? blocks_.moe_shared_bwd : blocks_.moe_shared_dgrad, Phase::backward, layer, mb, out);
     const std::size_t at = out.size();
-    compute(with_weights ? moe_experts_bwd_ : moe_experts_dgrad_, Phase::backward, layer, mb, out);
+    compute(with_weights ? blocks_.moe_experts_bwd : blocks_.moe_experts_dgrad, Phase::backward, layer, mb, out);
     out[at].wait = combine;
     comm(streams_.ep, groups_.collective(CollectiveKind::all_to_all, ParallelDim::ep, groups_.group(kEp, r), ctx_.ep_bytes, "ep_dispatch_grad"),
          Phase::backward, layer, mb, out);
-    compute(with_weights ? moe_route_bwd_ : moe_route_dgrad_, Phase::backward, layer, mb, out);
+    compute(with_weights ? blocks_.moe_route_bwd : blocks_.moe_route_dgrad, Phase::backward, layer, mb, out);
     return;
   }
   if (ctx_.plan.ep > 1)
     comm(streams_.ep, groups_.collective(CollectiveKind::all_to_all, ParallelDim::ep, groups_.group(kEp, r), ctx_.ep_bytes, "ep_combine_grad"),
          Phase::backward, layer, mb, out);
-  compute(with_weights ? moe_experts_bwd_ : moe_experts_dgrad_, Phase::backward, layer, mb, out);
+  compute(with_weights ? blocks_.moe_experts_bwd : blocks_.moe_experts_dgrad, Phase::backward, layer, mb, out);
   if (ctx_.plan.ep > 1)
     comm(streams_.ep, groups_.collective(CollectiveKind::all_to_all, ParallelDim::ep, groups_.group(kEp, r), ctx_.ep_bytes, "ep_dispatch_grad"),
          Phase::backward, layer, mb, out);
-  compute(with_weights ? moe_pre_bwd_ : moe_pre_dgrad_, Phase::backward, layer, mb, out);
+  compute(with_weights ? blocks_.moe_pre_bwd : blocks_.moe_pre_dgrad, Phase::backward, layer, mb, out);
 }
 
 void Compiler::forward_ops(RankId r, int mb, int chunk, StepOps& out) {
@@ -368,7 +287,7 @@ void Compiler::forward_ops(RankId r, int mb, int chunk, StepOps& out) {
          groups_.collective(CollectiveKind::send_recv, ParallelDim::pp, groups_.group(kPpAct, from, prev), ctx_.pp_message_bytes, "pp_act"),
          Phase::forward, -1, mb, out);
   }
-  if (prev < 0) compute(embed_fwd_, Phase::forward, -1, mb, out);
+  if (prev < 0) compute(blocks_.embed_fwd, Phase::forward, -1, mb, out);
   const int first = ctx_.layout.first_layer[ci], n = ctx_.layout.layers[ci];
   if (ctx_.plan.zero < 3) {
     for (int l = 0; l < n; ++l) layer_forward_ops(r, first + l, mb, Phase::forward, out);
@@ -384,7 +303,7 @@ void Compiler::forward_ops(RankId r, int mb, int chunk, StepOps& out) {
       ag = next_ag;
     }
   }
-  if (next < 0) compute(head_fwd_, Phase::forward, -1, mb, out);
+  if (next < 0) compute(blocks_.head_fwd, Phase::forward, -1, mb, out);
   if (next >= 0 && ctx_.layout.owner[static_cast<std::size_t>(next)] != s)
     comm(ctx_.flows_up(chunk) ? streams_.send_act_up : streams_.send_act_down,
          groups_.collective(CollectiveKind::send_recv, ParallelDim::pp, groups_.group(kPpAct, r, chunk), ctx_.pp_message_bytes, "pp_act"),
@@ -471,11 +390,11 @@ void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool
          Phase::backward, -1, mb, out);
   }
   if (next < 0) {
-    compute(head_bwd_, Phase::backward, -1, mb, out);
+    compute(blocks_.head_bwd, Phase::backward, -1, mb, out);
     add_grads(r, chunk, embed_grad, 0, last, out);
   }
-  const Block& mlp = with_weights ? mlp_bwd_ : mlp_dgrad_;
-  const Block& attn = with_weights ? attn_bwd_ : attn_dgrad_;
+  const Block& mlp = with_weights ? blocks_.mlp_bwd : blocks_.mlp_dgrad;
+  const Block& attn = with_weights ? blocks_.attn_bwd : blocks_.attn_dgrad;
   // ZeRO-3 / FSDP resharded after forward: gather each layer again, one layer ahead (backward
   // prefetch), before its backward (and its recomputation).
   const bool regather = ctx_.plan.zero >= 3 && ctx_.plan.reshard_after_forward;
@@ -487,19 +406,19 @@ void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool
     if (ctx_.plan.recompute == Recompute::full) layer_forward_ops(r, layer, mb, Phase::recompute, out);
     for (int blk = 1; blk >= 0; --blk) {
       if (tp_overlapped(blk, layer)) {
-        if (blk == 0 && ctx_.plan.recompute == Recompute::selective) compute(core_recompute_, Phase::recompute, layer, mb, out);
+        if (blk == 0 && ctx_.plan.recompute == Recompute::selective) compute(blocks_.core_recompute, Phase::recompute, layer, mb, out);
         overlapped_backward_block(r, blk, layer, mb, with_weights, out);
         continue;
       }
       if (tp && ctx_.plan.sequence_parallel)
         comm(streams_.tp, groups_.collective(CollectiveKind::all_gather, ParallelDim::tp, tg, tb, blk ? "tp_ag_mlp_grad" : "tp_ag_attn_grad"),
              Phase::backward, layer, mb, out);
-      if (blk == 0 && ctx_.plan.recompute == Recompute::selective) compute(core_recompute_, Phase::recompute, layer, mb, out);
+      if (blk == 0 && ctx_.plan.recompute == Recompute::selective) compute(blocks_.core_recompute, Phase::recompute, layer, mb, out);
       if (blk == 0 && ctx_.plan.cp > 1) {
-        compute(with_weights ? attn_post_bwd_ : attn_post_dgrad_, Phase::backward, layer, mb, out);
+        compute(with_weights ? blocks_.attn_post_bwd : blocks_.attn_post_dgrad, Phase::backward, layer, mb, out);
         // K and V travel the ring again, with their gradient accumulators: twice the bytes.
-        ring_ops(r, Dim::cp, layer, mb, Phase::backward, attn_ring_bwd_, 2 * ctx_.layer.cp_kv_bytes.value(), "cp_ring_kv_dkv", out);
-        compute(with_weights ? attn_pre_bwd_ : attn_pre_dgrad_, Phase::backward, layer, mb, out);
+        ring_ops(r, Dim::cp, layer, mb, Phase::backward, blocks_.attn_ring_bwd, 2 * ctx_.layer.cp_kv_bytes.value(), "cp_ring_kv_dkv", out);
+        compute(with_weights ? blocks_.attn_pre_bwd : blocks_.attn_pre_dgrad, Phase::backward, layer, mb, out);
       } else if (blk == 1 && ctx_.model.moe_layer(layer)) {
         moe_backward_ops(r, layer, mb, with_weights, out);
       } else {
@@ -524,7 +443,7 @@ void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool
     if (with_weights) layer_grads(r, chunk, layer, last, out);
   }
   if (prev < 0) {
-    compute(embed_bwd_, Phase::backward, -1, mb, out);
+    compute(blocks_.embed_bwd, Phase::backward, -1, mb, out);
     add_grads(r, chunk, embed_grad, 0, last, out);
   }
   if (prev >= 0 && ctx_.layout.owner[static_cast<std::size_t>(prev)] != s)
@@ -540,12 +459,12 @@ void Compiler::weight_ops(RankId r, int mb, int chunk, bool last, StepOps& out) 
   for (int l = ctx_.layout.layers[ci] - 1; l >= 0; --l) {
     const int layer = ctx_.layout.first_layer[ci] + l;
     if (ctx_.model.moe_layer(layer)) {
-      compute(moe_experts_wgrad_, Phase::backward, layer, mb, out);
-      compute(moe_pre_wgrad_, Phase::backward, layer, mb, out);
+      compute(blocks_.moe_experts_wgrad, Phase::backward, layer, mb, out);
+      compute(blocks_.moe_pre_wgrad, Phase::backward, layer, mb, out);
     } else {
-      compute(mlp_wgrad_, Phase::backward, layer, mb, out);
+      compute(blocks_.mlp_wgrad, Phase::backward, layer, mb, out);
     }
-    compute(attn_wgrad_, Phase::backward, layer, mb, out);
+    compute(blocks_.attn_wgrad, Phase::backward, layer, mb, out);
     layer_grads(r, chunk, layer, last, out);
   }
   if (last || ctx_.plan.zero >= 2) flush_bucket(r, chunk, out);
@@ -713,7 +632,7 @@ void Compiler::emit_rank(RankId r) {
                     "pp_ar_dualpipe_copies"),
          Phase::optimizer, -1, 0, a);
   }
-  compute(optimizer_[si], Phase::optimizer, -1, 0, a);
+  compute(blocks_.optimizer[si], Phase::optimizer, -1, 0, a);
   if (ctx_.plan.zero == 1 || ctx_.plan.zero == 2) {
     const double bpe = core::bytes_per_element(ctx_.experiment.training.precision);
     const double experts = ctx_.plan.ep > 1 ? ctx_.stage_expert_params[si] : 0.0;
@@ -731,114 +650,6 @@ void Compiler::emit_rank(RankId r) {
 }
 
 CompiledPlan Compiler::run() {
-  const bool split_backward = splits_backward(ctx_.plan.schedule, ctx_.shape);
-  auto split = [](const std::vector<workload::KernelSpec>& ks, bool weights) {
-    std::vector<workload::KernelSpec> out;
-    for (const auto& k : ks)
-      if (k.weight_gradient == weights) out.push_back(k);
-    return out;
-  };
-  attn_fwd_ = add_block("attn_fwd", ctx_.layer.attn_fwd);
-  if (ctx_.plan.cp > 1) {
-    // The attention block cut at its core; the core in cp equal ring steps (load-balanced causal
-    // chunks, as Megatron-Core's zigzag split makes them).
-    auto cut = [&](const std::vector<workload::KernelSpec>& ks, std::vector<workload::KernelSpec>& pre,
-                   std::vector<workload::KernelSpec>& core, std::vector<workload::KernelSpec>& post) {
-      bool seen = false;
-      for (auto k : ks) {
-        if (core::is_attention(k.cost.cls)) {
-          k.cost.flops = core::Flops(k.cost.flops.value() / ctx_.plan.cp);
-          k.cost.bytes = core::Bytes(k.cost.bytes.value() / ctx_.plan.cp);
-          core.push_back(k);
-          seen = true;
-        } else {
-          (seen ? post : pre).push_back(k);
-        }
-      }
-    };
-    std::vector<workload::KernelSpec> pre, core, post;
-    cut(ctx_.layer.attn_fwd, pre, core, post);
-    attn_pre_fwd_ = add_block("attn_pre", pre);
-    attn_ring_fwd_ = add_block("attn_core_ring_step", core);
-    attn_post_fwd_ = add_block("attn_post", post);
-    pre.clear(), core.clear(), post.clear();
-    cut(ctx_.layer.attn_bwd, pre, core, post);  // backward order: pre = output side, post = input side
-    attn_post_bwd_ = add_block("attn_post_bwd", pre);
-    attn_ring_bwd_ = add_block("attn_core_ring_step_bwd", core);
-    attn_pre_bwd_ = add_block("attn_pre_bwd", post);
-    if (split_backward) {
-      attn_post_dgrad_ = add_block("attn_post_bwd_input", split(pre, false));
-      attn_pre_dgrad_ = add_block("attn_pre_bwd_input", split(post, false));
-    }
-  }
-  mlp_fwd_ = add_block("mlp_fwd", ctx_.layer.mlp_fwd);
-  attn_bwd_ = add_block("attn_bwd", ctx_.layer.attn_bwd);
-  mlp_bwd_ = add_block("mlp_bwd", ctx_.layer.mlp_bwd);
-  if (split_backward) {
-    attn_dgrad_ = add_block("attn_bwd_input", split(ctx_.layer.attn_bwd, false));
-    mlp_dgrad_ = add_block("mlp_bwd_input", split(ctx_.layer.mlp_bwd, false));
-    attn_wgrad_ = add_block("attn_bwd_weight", split(ctx_.layer.attn_bwd, true));
-    mlp_wgrad_ = add_block("mlp_bwd_weight", split(ctx_.layer.mlp_bwd, true));
-  }
-  if (ctx_.plan.tp_comm_overlap) {
-    if (ctx_.plan.cp == 1) {
-      ov_attn_fwd_ = cut_tp_overlap("attn_fwd", ctx_.layer.attn_fwd, true);
-      ov_attn_bwd_ = cut_tp_overlap("attn_bwd", ctx_.layer.attn_bwd, false);
-      if (split_backward) ov_attn_dgrad_ = cut_tp_overlap("attn_bwd_input", split(ctx_.layer.attn_bwd, false), false);
-    }
-    if (ctx_.model.moe.first_dense_layers > 0 || !ctx_.model.is_moe()) {
-      ov_mlp_fwd_ = cut_tp_overlap("mlp_fwd", ctx_.layer.mlp_fwd, true);
-      ov_mlp_bwd_ = cut_tp_overlap("mlp_bwd", ctx_.layer.mlp_bwd, false);
-      if (split_backward) ov_mlp_dgrad_ = cut_tp_overlap("mlp_bwd_input", split(ctx_.layer.mlp_bwd, false), false);
-    }
-  }
-  if (ctx_.model.is_moe()) {
-    const workload::MoeKernels& mk = ctx_.moe;
-    moe_pre_fwd_ = add_block("moe_router_shared", mk.pre_fwd);
-    moe_experts_fwd_ = add_block("moe_experts", mk.experts_fwd);
-    moe_post_fwd_ = add_block("moe_combine", mk.post_fwd);
-    moe_post_bwd_ = add_block("moe_combine_bwd", mk.post_bwd);
-    moe_experts_bwd_ = add_block("moe_experts_bwd", mk.experts_bwd);
-    moe_pre_bwd_ = add_block("moe_router_shared_bwd", mk.pre_bwd);
-    shared_overlap_ = ctx_.plan.moe_shared_expert_overlap && ctx_.plan.ep > 1 && ctx_.model.moe.shared_experts > 0;
-    if (shared_overlap_) {
-      auto part = [](const std::vector<workload::KernelSpec>& ks, bool shared) {
-        std::vector<workload::KernelSpec> out;
-        for (const auto& k : ks)
-          if ((k.name.rfind("shared_", 0) == 0) == shared) out.push_back(k);
-        return out;
-      };
-      moe_route_fwd_ = add_block("moe_router", part(mk.pre_fwd, false));
-      moe_shared_fwd_ = add_block("moe_shared_experts", part(mk.pre_fwd, true));
-      moe_route_bwd_ = add_block("moe_router_bwd", part(mk.pre_bwd, false));
-      moe_shared_bwd_ = add_block("moe_shared_experts_bwd", part(mk.pre_bwd, true));
-      if (split_backward) {
-        moe_route_dgrad_ = add_block("moe_router_bwd_input", split(part(mk.pre_bwd, false), false));
-        moe_shared_dgrad_ = add_block("moe_shared_experts_bwd_input", split(part(mk.pre_bwd, true), false));
-      }
-    }
-    if (split_backward) {
-      moe_experts_dgrad_ = add_block("moe_experts_bwd_input", split(mk.experts_bwd, false));
-      moe_pre_dgrad_ = add_block("moe_router_shared_bwd_input", split(mk.pre_bwd, false));
-      moe_experts_wgrad_ = add_block("moe_experts_bwd_weight", split(mk.experts_bwd, true));
-      moe_pre_wgrad_ = add_block("moe_router_shared_bwd_weight", split(mk.pre_bwd, true));
-    }
-  }
-  embed_fwd_ = add_block("embed_fwd", workload::embedding_fwd(ctx_.model, ctx_.shard));
-  embed_bwd_ = add_block("embed_bwd", workload::embedding_bwd(ctx_.model, ctx_.shard));
-  head_fwd_ = add_block("head_fwd", workload::head_fwd(ctx_.model, ctx_.shard));
-  head_bwd_ = add_block("head_bwd", workload::head_bwd(ctx_.model, ctx_.shard));
-  {
-    std::vector<workload::KernelSpec> core;
-    for (const auto& k : ctx_.layer.attn_fwd)
-      if (core::is_attention(k.cost.cls)) core.push_back(k);
-    core_recompute_ = add_block("attn_core_recompute", core);
-  }
-  for (int s = 0; s < ctx_.plan.pp; ++s)
-    optimizer_.push_back(
-        add_block(fmt::format("optimizer_stage{}", s),
-                  {workload::optimizer_step(ctx_.stage_shard_params[static_cast<std::size_t>(s)], ctx_.experiment.training.precision)}));
-
   std::vector<RankId> sim;
   std::vector<std::uint32_t> reps;
   if (ctx_.options.fidelity == Fidelity::full) {
