@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 
 #include "inflect/core/error.hpp"
@@ -14,6 +15,7 @@
 #include "inflect/workload/layer_costs.hpp"
 #include "plan/group_table.hpp"
 #include "plan/kernel_blocks.hpp"
+#include "plan/op_issue.hpp"
 #include "plan/plan_context.hpp"
 #include "plan/stage_replay.hpp"
 #include "plan/streams.hpp"
@@ -34,24 +36,10 @@ using workload::Phase;
 using workload::RankId;
 
 
-/// An op decided on but not yet added to the graph. A step's ops are collected first so that two
-/// steps can be woven together op by op (DualPipe's overlapped forward-and-backward pairs).
-struct PendingOp {
-  OpType type = OpType::compute;
-  std::uint8_t stream = 0;
-  std::uint32_t payload = 0;
-  Phase phase = Phase::forward;
-  std::int16_t layer = -1;
-  std::uint16_t micro_batch = 0;
-  bool side = false;  // depends on the step's chain but does not extend it (sends, DP buckets)
-  std::int32_t wait = -1;  // also waits for this earlier op of the same step (a prefetched gather)
-};
-using StepOps = std::vector<PendingOp>;
-
 class Compiler {
  public:
   Compiler(const Experiment& e, const CompileOptions& o)
-      : ctx_(e, o), streams_(ctx_, g_), blocks_(ctx_, g_), groups_(ctx_, g_), replay_(ctx_, g_, groups_) {}
+      : ctx_(e, o), streams_(ctx_, g_), blocks_(ctx_, g_), groups_(ctx_, g_), replay_(ctx_, g_, groups_), issuer_(ctx_, g_, streams_, groups_) {}
   CompiledPlan run();
 
  private:
@@ -70,13 +58,6 @@ class Compiler {
   void overlapped_backward_block(RankId r, int blk, int layer, int mb, bool with_weights, StepOps& out);
   void moe_backward_ops(RankId r, int layer, int mb, bool with_weights, StepOps& out);
   void flush_bucket(RankId r, int chunk, StepOps& out);
-  void compute(const Block& b, Phase ph, int layer, int mb, StepOps& out);
-  void comm(std::uint8_t stream, std::uint32_t coll, Phase ph, int layer, int mb, StepOps& out, bool side = false);
-  OpId issue(RankId r, const PendingOp& op, const std::vector<OpId>& deps);
-  void issue_chained(RankId r, const StepOps& ops, std::size_t i, std::vector<OpId>& chain, std::vector<OpId>& ids);
-  void issue_step(RankId r, const StepOps& ops, std::vector<OpId>& frontier);
-  void fuse_collectives(StepOps& ops);
-  void issue_pair(RankId r, const StepOps& a, const StepOps& b, std::vector<OpId>& frontier);
 
   const PlanContext ctx_;
   const int mbs_ = ctx_.micro_batches;
@@ -85,26 +66,10 @@ class Compiler {
   const KernelBlocks blocks_;
   GroupTable groups_;
   StageReplay replay_;
-  // Per rank while emitting: gradient bytes waiting for a bucket, by chunk; the last DP op.
+  OpIssuer issuer_;
+  // Per rank while emitting: gradient bytes waiting for a bucket, by chunk.
   std::vector<double> pending_, pending_experts_;
-  OpId last_dp_ = 0;
-  bool has_dp_ = false;
-  std::vector<OpId> ids_a_, ids_b_;  // op ids of the step(s) being issued, by position
-  std::vector<OpId> deps_;           // scratch: a chain plus the op it waits for
-
-  // fuse_collectives' scratch.
-  std::vector<char> waited_;
-  std::vector<std::size_t> moved_to_;
 };
-
-void Compiler::compute(const Block& b, Phase ph, int layer, int mb, StepOps& out) {
-  for (std::uint32_t k : b.kernels)
-    out.push_back({OpType::compute, streams_.compute, k, ph, static_cast<std::int16_t>(layer), static_cast<std::uint16_t>(mb), false});
-}
-
-void Compiler::comm(std::uint8_t stream, std::uint32_t coll, Phase ph, int layer, int mb, StepOps& out, bool side) {
-  out.push_back({OpType::collective, stream, coll, ph, static_cast<std::int16_t>(layer), static_cast<std::uint16_t>(mb), side});
-}
 
 void Compiler::layer_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& out) {
   const double tb = ctx_.layer.tp_boundary_bytes.value();
@@ -119,13 +84,13 @@ void Compiler::layer_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps&
       comm(streams_.tp, groups_.collective(CollectiveKind::all_gather, ParallelDim::tp, tg, tb, blk ? "tp_ag_mlp" : "tp_ag_attn"), ph, layer, mb,
            out);
     if (blk == 0 && ctx_.plan.cp > 1) {
-      compute(blocks_.attn_pre_fwd, ph, layer, mb, out);
+      compute(streams_.compute, blocks_.attn_pre_fwd, ph, layer, mb, out);
       ring_ops(r, Dim::cp, layer, mb, ph, blocks_.attn_ring_fwd, ctx_.layer.cp_kv_bytes.value(), "cp_ring_kv", out);
-      compute(blocks_.attn_post_fwd, ph, layer, mb, out);
+      compute(streams_.compute, blocks_.attn_post_fwd, ph, layer, mb, out);
     } else if (blk == 1 && ctx_.model.moe_layer(layer)) {
       moe_forward_ops(r, layer, mb, ph, out);
     } else {
-      compute(blk ? blocks_.mlp_fwd : blocks_.attn_fwd, ph, layer, mb, out);
+      compute(streams_.compute, blk ? blocks_.mlp_fwd : blocks_.attn_fwd, ph, layer, mb, out);
     }
     if (tp)
       comm(streams_.tp,
@@ -140,25 +105,25 @@ void Compiler::layer_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps&
 void Compiler::moe_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& out) {
   if (blocks_.shared_overlap) {
     // Route, then dispatch while the shared experts compute; the routed experts wait for both.
-    compute(blocks_.moe_route_fwd, ph, layer, mb, out);
+    compute(streams_.compute, blocks_.moe_route_fwd, ph, layer, mb, out);
     comm(streams_.ep, groups_.collective(CollectiveKind::all_to_all, ParallelDim::ep, groups_.group(kEp, r), ctx_.ep_bytes, "ep_dispatch"), ph,
          layer, mb, out, true);
     const int dispatch = static_cast<int>(out.size()) - 1;
-    compute(blocks_.moe_shared_fwd, ph, layer, mb, out);
+    compute(streams_.compute, blocks_.moe_shared_fwd, ph, layer, mb, out);
     const std::size_t at = out.size();
-    compute(blocks_.moe_experts_fwd, ph, layer, mb, out);
+    compute(streams_.compute, blocks_.moe_experts_fwd, ph, layer, mb, out);
     out[at].wait = dispatch;
   } else {
-    compute(blocks_.moe_pre_fwd, ph, layer, mb, out);
+    compute(streams_.compute, blocks_.moe_pre_fwd, ph, layer, mb, out);
     if (ctx_.plan.ep > 1)
       comm(streams_.ep, groups_.collective(CollectiveKind::all_to_all, ParallelDim::ep, groups_.group(kEp, r), ctx_.ep_bytes, "ep_dispatch"), ph,
            layer, mb, out);
-    compute(blocks_.moe_experts_fwd, ph, layer, mb, out);
+    compute(streams_.compute, blocks_.moe_experts_fwd, ph, layer, mb, out);
   }
   if (ctx_.plan.ep > 1)
     comm(streams_.ep, groups_.collective(CollectiveKind::all_to_all, ParallelDim::ep, groups_.group(kEp, r), ctx_.ep_bytes, "ep_combine"), ph,
          layer, mb, out);
-  compute(blocks_.moe_post_fwd, ph, layer, mb, out);
+  compute(streams_.compute, blocks_.moe_post_fwd, ph, layer, mb, out);
 }
 
 // A ring over the CP or TP group: `step` runs n times (n = cp or tp); while step i computes, the
@@ -197,7 +162,7 @@ void Compiler::ring_ops(RankId r, Dim dim, int layer, int mb, Phase ph, const Bl
       }
     }
     const std::size_t at = out.size();
-    compute(step, ph, layer, mb, out);
+    compute(streams_.compute, step, ph, layer, mb, out);
     if (arrived >= 0) out[at].wait = arrived;
     arrived = next;
   }
@@ -217,16 +182,16 @@ bool Compiler::tp_overlapped(int blk, int layer) const {
 void Compiler::overlapped_forward_block(RankId r, int blk, int layer, int mb, Phase ph, StepOps& out) {
   const TpOverlapBlock& b = blk ? blocks_.ov_mlp_fwd : blocks_.ov_attn_fwd;
   const double tb = ctx_.layer.tp_boundary_bytes.value();
-  compute(b.pre, ph, layer, mb, out);
+  compute(streams_.compute, b.pre, ph, layer, mb, out);
   ring_ops(r, Dim::tp, layer, mb, ph, b.gather_slice, tb / ctx_.plan.tp, blk ? "tp_ag_mlp_ring" : "tp_ag_attn_ring", out);
-  compute(b.mid, ph, layer, mb, out);
+  compute(streams_.compute, b.mid, ph, layer, mb, out);
   const std::uint32_t rs = groups_.collective(CollectiveKind::reduce_scatter, ParallelDim::tp, groups_.group(kTp, r), tb / kTeRsSplits,
                                               blk ? "tp_rs_mlp_piece" : "tp_rs_attn_piece");
   for (int i = 0; i < kTeRsSplits; ++i) {
-    compute(b.scatter_slice, ph, layer, mb, out);
+    compute(streams_.compute, b.scatter_slice, ph, layer, mb, out);
     comm(streams_.tp, rs, ph, layer, mb, out, i + 1 < kTeRsSplits);
   }
-  compute(b.post, ph, layer, mb, out);
+  compute(streams_.compute, b.post, ph, layer, mb, out);
 }
 
 // One dense block backward with TE's TP overlap: the output gradient's all-gather as a ring
@@ -236,45 +201,45 @@ void Compiler::overlapped_forward_block(RankId r, int blk, int layer, int mb, Ph
 void Compiler::overlapped_backward_block(RankId r, int blk, int layer, int mb, bool with_weights, StepOps& out) {
   const TpOverlapBlock& b = with_weights ? (blk ? blocks_.ov_mlp_bwd : blocks_.ov_attn_bwd) : (blk ? blocks_.ov_mlp_dgrad : blocks_.ov_attn_dgrad);
   const double tb = ctx_.layer.tp_boundary_bytes.value();
-  compute(b.pre, Phase::backward, layer, mb, out);
+  compute(streams_.compute, b.pre, Phase::backward, layer, mb, out);
   ring_ops(r, Dim::tp, layer, mb, Phase::backward, b.gather_slice, tb / ctx_.plan.tp, blk ? "tp_ag_mlp_grad_ring" : "tp_ag_attn_grad_ring", out);
-  compute(b.mid, Phase::backward, layer, mb, out);
+  compute(streams_.compute, b.mid, Phase::backward, layer, mb, out);
   const bool beside = !b.beside.kernels.empty();
   comm(
       streams_.tp,
       groups_.collective(CollectiveKind::reduce_scatter, ParallelDim::tp, groups_.group(kTp, r), tb, blk ? "tp_rs_mlp_grad" : "tp_rs_attn_grad"),
       Phase::backward, layer, mb, out, beside);
   const int rs = static_cast<int>(out.size()) - 1;
-  compute(b.beside, Phase::backward, layer, mb, out);
+  compute(streams_.compute, b.beside, Phase::backward, layer, mb, out);
   const std::size_t at = out.size();
-  compute(b.post, Phase::backward, layer, mb, out);
+  compute(streams_.compute, b.post, Phase::backward, layer, mb, out);
   if (beside) out[at].wait = rs;
 }
 
 void Compiler::moe_backward_ops(RankId r, int layer, int mb, bool with_weights, StepOps& out) {
-  compute(blocks_.moe_post_bwd, Phase::backward, layer, mb, out);
+  compute(streams_.compute, blocks_.moe_post_bwd, Phase::backward, layer, mb, out);
   if (blocks_.shared_overlap) {
     // The combine gradient travels while the shared experts' backward computes.
     comm(streams_.ep, groups_.collective(CollectiveKind::all_to_all, ParallelDim::ep, groups_.group(kEp, r), ctx_.ep_bytes, "ep_combine_grad"),
          Phase::backward, layer, mb, out, true);
     const int combine = static_cast<int>(out.size()) - 1;
-    compute(with_weights ? blocks_.moe_shared_bwd : blocks_.moe_shared_dgrad, Phase::backward, layer, mb, out);
+    compute(streams_.compute, with_weights ? blocks_.moe_shared_bwd : blocks_.moe_shared_dgrad, Phase::backward, layer, mb, out);
     const std::size_t at = out.size();
-    compute(with_weights ? blocks_.moe_experts_bwd : blocks_.moe_experts_dgrad, Phase::backward, layer, mb, out);
+    compute(streams_.compute, with_weights ? blocks_.moe_experts_bwd : blocks_.moe_experts_dgrad, Phase::backward, layer, mb, out);
     out[at].wait = combine;
     comm(streams_.ep, groups_.collective(CollectiveKind::all_to_all, ParallelDim::ep, groups_.group(kEp, r), ctx_.ep_bytes, "ep_dispatch_grad"),
          Phase::backward, layer, mb, out);
-    compute(with_weights ? blocks_.moe_route_bwd : blocks_.moe_route_dgrad, Phase::backward, layer, mb, out);
+    compute(streams_.compute, with_weights ? blocks_.moe_route_bwd : blocks_.moe_route_dgrad, Phase::backward, layer, mb, out);
     return;
   }
   if (ctx_.plan.ep > 1)
     comm(streams_.ep, groups_.collective(CollectiveKind::all_to_all, ParallelDim::ep, groups_.group(kEp, r), ctx_.ep_bytes, "ep_combine_grad"),
          Phase::backward, layer, mb, out);
-  compute(with_weights ? blocks_.moe_experts_bwd : blocks_.moe_experts_dgrad, Phase::backward, layer, mb, out);
+  compute(streams_.compute, with_weights ? blocks_.moe_experts_bwd : blocks_.moe_experts_dgrad, Phase::backward, layer, mb, out);
   if (ctx_.plan.ep > 1)
     comm(streams_.ep, groups_.collective(CollectiveKind::all_to_all, ParallelDim::ep, groups_.group(kEp, r), ctx_.ep_bytes, "ep_dispatch_grad"),
          Phase::backward, layer, mb, out);
-  compute(with_weights ? blocks_.moe_pre_bwd : blocks_.moe_pre_dgrad, Phase::backward, layer, mb, out);
+  compute(streams_.compute, with_weights ? blocks_.moe_pre_bwd : blocks_.moe_pre_dgrad, Phase::backward, layer, mb, out);
 }
 
 void Compiler::forward_ops(RankId r, int mb, int chunk, StepOps& out) {
@@ -287,7 +252,7 @@ void Compiler::forward_ops(RankId r, int mb, int chunk, StepOps& out) {
          groups_.collective(CollectiveKind::send_recv, ParallelDim::pp, groups_.group(kPpAct, from, prev), ctx_.pp_message_bytes, "pp_act"),
          Phase::forward, -1, mb, out);
   }
-  if (prev < 0) compute(blocks_.embed_fwd, Phase::forward, -1, mb, out);
+  if (prev < 0) compute(streams_.compute, blocks_.embed_fwd, Phase::forward, -1, mb, out);
   const int first = ctx_.layout.first_layer[ci], n = ctx_.layout.layers[ci];
   if (ctx_.plan.zero < 3) {
     for (int l = 0; l < n; ++l) layer_forward_ops(r, first + l, mb, Phase::forward, out);
@@ -303,7 +268,7 @@ void Compiler::forward_ops(RankId r, int mb, int chunk, StepOps& out) {
       ag = next_ag;
     }
   }
-  if (next < 0) compute(blocks_.head_fwd, Phase::forward, -1, mb, out);
+  if (next < 0) compute(streams_.compute, blocks_.head_fwd, Phase::forward, -1, mb, out);
   if (next >= 0 && ctx_.layout.owner[static_cast<std::size_t>(next)] != s)
     comm(ctx_.flows_up(chunk) ? streams_.send_act_up : streams_.send_act_down,
          groups_.collective(CollectiveKind::send_recv, ParallelDim::pp, groups_.group(kPpAct, r, chunk), ctx_.pp_message_bytes, "pp_act"),
@@ -390,7 +355,7 @@ void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool
          Phase::backward, -1, mb, out);
   }
   if (next < 0) {
-    compute(blocks_.head_bwd, Phase::backward, -1, mb, out);
+    compute(streams_.compute, blocks_.head_bwd, Phase::backward, -1, mb, out);
     add_grads(r, chunk, embed_grad, 0, last, out);
   }
   const Block& mlp = with_weights ? blocks_.mlp_bwd : blocks_.mlp_dgrad;
@@ -406,23 +371,25 @@ void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool
     if (ctx_.plan.recompute == Recompute::full) layer_forward_ops(r, layer, mb, Phase::recompute, out);
     for (int blk = 1; blk >= 0; --blk) {
       if (tp_overlapped(blk, layer)) {
-        if (blk == 0 && ctx_.plan.recompute == Recompute::selective) compute(blocks_.core_recompute, Phase::recompute, layer, mb, out);
+        if (blk == 0 && ctx_.plan.recompute == Recompute::selective)
+          compute(streams_.compute, blocks_.core_recompute, Phase::recompute, layer, mb, out);
         overlapped_backward_block(r, blk, layer, mb, with_weights, out);
         continue;
       }
       if (tp && ctx_.plan.sequence_parallel)
         comm(streams_.tp, groups_.collective(CollectiveKind::all_gather, ParallelDim::tp, tg, tb, blk ? "tp_ag_mlp_grad" : "tp_ag_attn_grad"),
              Phase::backward, layer, mb, out);
-      if (blk == 0 && ctx_.plan.recompute == Recompute::selective) compute(blocks_.core_recompute, Phase::recompute, layer, mb, out);
+      if (blk == 0 && ctx_.plan.recompute == Recompute::selective)
+        compute(streams_.compute, blocks_.core_recompute, Phase::recompute, layer, mb, out);
       if (blk == 0 && ctx_.plan.cp > 1) {
-        compute(with_weights ? blocks_.attn_post_bwd : blocks_.attn_post_dgrad, Phase::backward, layer, mb, out);
+        compute(streams_.compute, with_weights ? blocks_.attn_post_bwd : blocks_.attn_post_dgrad, Phase::backward, layer, mb, out);
         // K and V travel the ring again, with their gradient accumulators: twice the bytes.
         ring_ops(r, Dim::cp, layer, mb, Phase::backward, blocks_.attn_ring_bwd, 2 * ctx_.layer.cp_kv_bytes.value(), "cp_ring_kv_dkv", out);
-        compute(with_weights ? blocks_.attn_pre_bwd : blocks_.attn_pre_dgrad, Phase::backward, layer, mb, out);
+        compute(streams_.compute, with_weights ? blocks_.attn_pre_bwd : blocks_.attn_pre_dgrad, Phase::backward, layer, mb, out);
       } else if (blk == 1 && ctx_.model.moe_layer(layer)) {
         moe_backward_ops(r, layer, mb, with_weights, out);
       } else {
-        compute(blk ? mlp : attn, Phase::backward, layer, mb, out);
+        compute(streams_.compute, blk ? mlp : attn, Phase::backward, layer, mb, out);
       }
       if (tp)
         comm(streams_.tp,
@@ -443,7 +410,7 @@ void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool
     if (with_weights) layer_grads(r, chunk, layer, last, out);
   }
   if (prev < 0) {
-    compute(blocks_.embed_bwd, Phase::backward, -1, mb, out);
+    compute(streams_.compute, blocks_.embed_bwd, Phase::backward, -1, mb, out);
     add_grads(r, chunk, embed_grad, 0, last, out);
   }
   if (prev >= 0 && ctx_.layout.owner[static_cast<std::size_t>(prev)] != s)
@@ -459,110 +426,15 @@ void Compiler::weight_ops(RankId r, int mb, int chunk, bool last, StepOps& out) 
   for (int l = ctx_.layout.layers[ci] - 1; l >= 0; --l) {
     const int layer = ctx_.layout.first_layer[ci] + l;
     if (ctx_.model.moe_layer(layer)) {
-      compute(blocks_.moe_experts_wgrad, Phase::backward, layer, mb, out);
-      compute(blocks_.moe_pre_wgrad, Phase::backward, layer, mb, out);
+      compute(streams_.compute, blocks_.moe_experts_wgrad, Phase::backward, layer, mb, out);
+      compute(streams_.compute, blocks_.moe_pre_wgrad, Phase::backward, layer, mb, out);
     } else {
-      compute(blocks_.mlp_wgrad, Phase::backward, layer, mb, out);
+      compute(streams_.compute, blocks_.mlp_wgrad, Phase::backward, layer, mb, out);
     }
-    compute(blocks_.attn_wgrad, Phase::backward, layer, mb, out);
+    compute(streams_.compute, blocks_.attn_wgrad, Phase::backward, layer, mb, out);
     layer_grads(r, chunk, layer, last, out);
   }
   if (last || ctx_.plan.zero >= 2) flush_bucket(r, chunk, out);
-}
-
-OpId Compiler::issue(RankId r, const PendingOp& op, const std::vector<OpId>& deps) {
-  const OpId id = g_.add_op(r, op.stream, op.type, op.payload, op.phase, op.layer, op.micro_batch, deps);
-  if (op.type == OpType::collective && op.stream == streams_.dp) {
-    last_dp_ = id;
-    has_dp_ = true;
-  }
-  return id;
-}
-
-// Issues op `i` of a step on its chain `chain` (plus the earlier op it waits for, by position in
-// `ids`), records its id, and extends the chain unless it is a side op.
-void Compiler::issue_chained(RankId r, const StepOps& ops, std::size_t i, std::vector<OpId>& chain, std::vector<OpId>& ids) {
-  const PendingOp& op = ops[i];
-  if (op.wait >= 0) {
-    deps_.assign(chain.begin(), chain.end());
-    deps_.push_back(ids[static_cast<std::size_t>(op.wait)]);
-    ids[i] = issue(r, op, deps_);
-  } else {
-    ids[i] = issue(r, op, chain);
-  }
-  if (!op.side) chain.assign(1, ids[i]);
-}
-
-// Merges collectives that follow one another back to back into one op (Collective::then): two
-// adjacent collectives of a step on one stream and group, the second depending only on the first
-// (the chain) and nothing else waiting for the first. The second starts the instant the first
-// ends (every member's stream reaches it then, and nothing else runs in between), so one op
-// running both in order is the same timing, as fusing a block's kernels is; a sequence-parallel
-// step's reduce-scatter and next all-gather become one op (a third of a TP-heavy graph's ops).
-// Only groups within a pipeline stage (not PP pairs or DualPipe mirrors), whose members all build
-// the same steps and so fuse alike (the engine refuses a call that other members made
-// differently). The op keeps the first's layer and phase (a backward's last reduce-scatter fuses
-// with the next layer's recomputed all-gather); both are labels only.
-void Compiler::fuse_collectives(StepOps& ops) {
-  if (!ctx_.options.fuse_blocks || !ctx_.options.fuse_collectives || ops.size() < 2) return;
-  waited_.assign(ops.size(), 0);
-  for (const PendingOp& op : ops)
-    if (op.wait >= 0) waited_[static_cast<std::size_t>(op.wait)] = 1;
-  moved_to_.resize(ops.size());
-  const auto& colls = g_.collectives();
-  std::size_t out = 0, last = 0;  // `last`: the original position of the last op merged into ops[out - 1]
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    PendingOp op = ops[i];
-    if (op.wait >= 0) op.wait = static_cast<std::int32_t>(moved_to_[static_cast<std::size_t>(op.wait)]);
-    if (out > 0) {
-      PendingOp& prev = ops[out - 1];
-      if (prev.type == OpType::collective && op.type == OpType::collective && !prev.side && !op.side && op.wait < 0 &&
-          !waited_[last] && prev.stream == op.stream && prev.micro_batch == op.micro_batch) {
-        const workload::Collective& a = colls[prev.payload];
-        const workload::Collective& b = colls[op.payload];
-        if (a.group == b.group && a.dim == b.dim && a.dim != ParallelDim::pp && b.then.empty()) {
-          prev.payload = groups_.fused(prev.payload, op.payload);
-          moved_to_[i] = out - 1;
-          last = i;
-          continue;
-        }
-      }
-    }
-    moved_to_[i] = out;
-    last = i;
-    ops[out++] = op;
-  }
-  ops.resize(out);
-}
-
-// Ops of one step in order: each depends on the previous op of the chain; side ops hang off it.
-void Compiler::issue_step(RankId r, const StepOps& ops, std::vector<OpId>& frontier) {
-  ids_a_.resize(ops.size());
-  for (std::size_t i = 0; i < ops.size(); ++i) issue_chained(r, ops, i, frontier, ids_a_);
-}
-
-// Two steps overlapped, as DualPipe's overlapped_forward_backward runs them: their compute ops
-// alternate on the compute stream, each step's communication depends only on its own chain, so
-// one step's communication runs while the other computes.
-void Compiler::issue_pair(RankId r, const StepOps& a, const StepOps& b, std::vector<OpId>& frontier) {
-  std::vector<OpId> fa = frontier, fb = frontier;
-  std::size_t ia = 0, ib = 0;
-  ids_a_.resize(a.size());
-  ids_b_.resize(b.size());
-  auto run = [&](const StepOps& ops, std::size_t& i, std::vector<OpId>& f, std::vector<OpId>& ids) {
-    while (i < ops.size()) {
-      issue_chained(r, ops, i, f, ids);
-      ++i;
-      // After a block (a run of compute ops, one op when fused), hand the compute stream over.
-      if (ops[i - 1].type == OpType::compute && (i == ops.size() || ops[i].type != OpType::compute)) break;
-    }
-  };
-  while (ia < a.size() || ib < b.size()) {
-    run(a, ia, fa, ids_a_);
-    run(b, ib, fb, ids_b_);
-  }
-  frontier = fa;
-  if (fb != fa) frontier.insert(frontier.end(), fb.begin(), fb.end());
 }
 
 void Compiler::emit_rank(RankId r) {
@@ -575,7 +447,7 @@ void Compiler::emit_rank(RankId r) {
       last_weights[static_cast<std::size_t>(steps[i].chunk)] = static_cast<int>(i);
   pending_.assign(static_cast<std::size_t>(ctx_.layout.chunks), 0);
   pending_experts_.assign(static_cast<std::size_t>(ctx_.layout.chunks), 0);
-  has_dp_ = false;
+  issuer_.start_rank();
 
   std::vector<OpId> frontier;
   StepOps a, b;
@@ -594,16 +466,16 @@ void Compiler::emit_rank(RankId r) {
       }
       case StepKind::backward_weight: weight_ops(r, st.micro_batch, st.chunk, last, out); break;
     }
-    fuse_collectives(out);
+    issuer_.fuse_collectives(out);
   };
   for (std::size_t i = 0; i < steps.size(); ++i) {
     build(i, a);
     if (steps[i].overlap_next && i + 1 < steps.size()) {
       build(i + 1, b);
-      issue_pair(r, a, b, frontier);
+      issuer_.issue_pair(r, a, b, frontier);
       ++i;
     } else {
-      issue_step(r, a, frontier);
+      issuer_.issue_step(r, a, frontier);
     }
   }
 
@@ -617,9 +489,9 @@ void Compiler::emit_rank(RankId r) {
     pending_experts_[0] = experts * ctx_.grad_bytes;
     flush_bucket(r, 0, a);
   }
-  fuse_collectives(a);
-  issue_step(r, a, frontier);
-  if (has_dp_) frontier.push_back(last_dp_);
+  issuer_.fuse_collectives(a);
+  issuer_.issue_step(r, a, frontier);
+  if (const std::optional<OpId> dp = issuer_.last_dp_op()) frontier.push_back(*dp);
   a.clear();
   if (ctx_.plan.schedule == Schedule::dualpipe) {
     // DualPipe keeps two copies of the model: rank s holds stages s and pp-1-s, and so does its
@@ -632,7 +504,7 @@ void Compiler::emit_rank(RankId r) {
                     "pp_ar_dualpipe_copies"),
          Phase::optimizer, -1, 0, a);
   }
-  compute(blocks_.optimizer[si], Phase::optimizer, -1, 0, a);
+  compute(streams_.compute, blocks_.optimizer[si], Phase::optimizer, -1, 0, a);
   if (ctx_.plan.zero == 1 || ctx_.plan.zero == 2) {
     const double bpe = core::bytes_per_element(ctx_.experiment.training.precision);
     const double experts = ctx_.plan.ep > 1 ? ctx_.stage_expert_params[si] : 0.0;
@@ -645,8 +517,8 @@ void Compiler::emit_rank(RankId r) {
       comm(streams_.dp, groups_.collective(CollectiveKind::all_gather, ParallelDim::dp, groups_.group(kEdp, r), experts * bpe, "dp_ag_expert_params"),
            Phase::optimizer, -1, 0, a);
   }
-  fuse_collectives(a);
-  issue_step(r, a, frontier);
+  issuer_.fuse_collectives(a);
+  issuer_.issue_step(r, a, frontier);
 }
 
 CompiledPlan Compiler::run() {
