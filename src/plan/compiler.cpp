@@ -13,6 +13,7 @@
 #include "inflect/plan/placement.hpp"
 #include "inflect/plan/schedule.hpp"
 #include "inflect/workload/layer_costs.hpp"
+#include "plan/data_parallel.hpp"
 #include "plan/group_table.hpp"
 #include "plan/kernel_blocks.hpp"
 #include "plan/op_issue.hpp"
@@ -39,7 +40,13 @@ using workload::RankId;
 class Compiler {
  public:
   Compiler(const Experiment& e, const CompileOptions& o)
-      : ctx_(e, o), streams_(ctx_, g_), blocks_(ctx_, g_), groups_(ctx_, g_), replay_(ctx_, g_, groups_), issuer_(ctx_, g_, streams_, groups_) {}
+      : ctx_(e, o),
+        streams_(ctx_, g_),
+        blocks_(ctx_, g_),
+        groups_(ctx_, g_),
+        replay_(ctx_, g_, groups_),
+        dp_ops_(ctx_, streams_, blocks_, groups_),
+        issuer_(ctx_, g_, streams_, groups_) {}
   CompiledPlan run();
 
  private:
@@ -48,16 +55,12 @@ class Compiler {
   void layer_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& out);
   void backward_ops(RankId r, int mb, int chunk, bool with_weights, bool last, StepOps& out);
   void weight_ops(RankId r, int mb, int chunk, bool last, StepOps& out);
-  void add_grads(RankId r, int chunk, double dense_bytes, double expert_bytes, bool last, StepOps& out);
-  void layer_grads(RankId r, int chunk, int layer, bool last, StepOps& out);
-  int gather_params(RankId r, int layer, int mb, Phase ph, StepOps& out);
   void moe_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& out);
   void ring_ops(RankId r, Dim dim, int layer, int mb, Phase ph, const Block& step, double bytes, const char* name, StepOps& out);
   bool tp_overlapped(int blk, int layer) const;
   void overlapped_forward_block(RankId r, int blk, int layer, int mb, Phase ph, StepOps& out);
   void overlapped_backward_block(RankId r, int blk, int layer, int mb, bool with_weights, StepOps& out);
   void moe_backward_ops(RankId r, int layer, int mb, bool with_weights, StepOps& out);
-  void flush_bucket(RankId r, int chunk, StepOps& out);
 
   const PlanContext ctx_;
   const int mbs_ = ctx_.micro_batches;
@@ -66,9 +69,8 @@ class Compiler {
   const KernelBlocks blocks_;
   GroupTable groups_;
   StageReplay replay_;
+  DataParallelOps dp_ops_;
   OpIssuer issuer_;
-  // Per rank while emitting: gradient bytes waiting for a bucket, by chunk.
-  std::vector<double> pending_, pending_experts_;
 };
 
 void Compiler::layer_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps& out) {
@@ -259,9 +261,9 @@ void Compiler::forward_ops(RankId r, int mb, int chunk, StepOps& out) {
   } else {
     // ZeRO-3 / FSDP: each layer's parameters are all-gathered before it runs, the next layer's
     // gather issued as this one starts (FSDP's forward prefetch), on their own stream.
-    int ag = gather_params(r, first, mb, Phase::forward, out);
+    int ag = dp_ops_.gather_params(r, first, mb, Phase::forward, out);
     for (int l = 0; l < n; ++l) {
-      const int next_ag = l + 1 < n ? gather_params(r, first + l + 1, mb, Phase::forward, out) : -1;
+      const int next_ag = l + 1 < n ? dp_ops_.gather_params(r, first + l + 1, mb, Phase::forward, out) : -1;
       const std::size_t at = out.size();
       layer_forward_ops(r, first + l, mb, Phase::forward, out);
       out[at].wait = ag;
@@ -273,70 +275,6 @@ void Compiler::forward_ops(RankId r, int mb, int chunk, StepOps& out) {
     comm(ctx_.flows_up(chunk) ? streams_.send_act_up : streams_.send_act_down,
          groups_.collective(CollectiveKind::send_recv, ParallelDim::pp, groups_.group(kPpAct, r, chunk), ctx_.pp_message_bytes, "pp_act"),
          Phase::forward, -1, mb, out, true);
-}
-
-void Compiler::flush_bucket(RankId r, int chunk, StepOps& out) {
-  const auto ci = static_cast<std::size_t>(chunk);
-  const bool rs = ctx_.plan.zero >= 1;
-  const auto kind = rs ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
-  if (pending_[ci] > 0 && ctx_.dp_group_size > 1)
-    comm(streams_.dp, groups_.collective(kind, ParallelDim::dp, groups_.group(kDp, r), pending_[ci], rs ? "dp_rs_grads" : "dp_ar_grads"),
-         Phase::backward, -1, 0, out, true);
-  // Hybrid sharding (HSDP): the bucket's reduced shard is then all-reduced across the replicas,
-  // bucket by bucket behind the backward, as FSDP's hybrid shard does after each reduce-scatter
-  // (same stream: it follows its reduce-scatter). Routed experts were reduced over the whole
-  // expert-data-parallel group already.
-  if (pending_[ci] > 0 && ctx_.replicas > 1)
-    comm(streams_.dp,
-         groups_.collective(CollectiveKind::all_reduce, ParallelDim::dp, groups_.group(kRep, r), pending_[ci] / ctx_.dp_group_size,
-                            "dp_ar_replicas"),
-         Phase::backward, -1, 0, out, true);
-  if (pending_experts_[ci] > 0 && ctx_.edp_group_size > 1)
-    comm(streams_.dp,
-         groups_.collective(kind, ParallelDim::dp, groups_.group(kEdp, r), pending_experts_[ci], rs ? "dp_rs_expert_grads" : "dp_ar_expert_grads"),
-         Phase::backward, -1, 0, out, true);
-  pending_[ci] = 0;
-  pending_experts_[ci] = 0;
-}
-
-// Gradients of `chunk` completed by its last backward (or W) step go into DP buckets, launched
-// as each fills, overlapped with the rest of the backward. Routed experts' gradients reduce over
-// the expert-data-parallel group instead. Without overlap the reduction is one collective after
-// the whole schedule (emit_rank).
-void Compiler::add_grads(RankId r, int chunk, double dense_bytes, double expert_bytes, bool last, StepOps& out) {
-  // ZeRO-2/3 reduce-scatter every micro-batch's gradients (the rank keeps only its shard).
-  if ((!last && ctx_.plan.zero < 2) || !ctx_.plan.overlap_grad_reduce) return;
-  const auto ci = static_cast<std::size_t>(chunk);
-  pending_[ci] += dense_bytes;
-  pending_experts_[ci] += expert_bytes;
-  if (pending_[ci] + pending_experts_[ci] >= ctx_.plan.grad_bucket_bytes.value()) flush_bucket(r, chunk, out);
-}
-
-void Compiler::layer_grads(RankId r, int chunk, int layer, bool last, StepOps& out) {
-  // Without EP every rank holds every expert: one group reduces all of the layer.
-  const LayerShard held = layer_shard(ctx_.model, layer, ctx_.plan.tp, ctx_.plan.ep);
-  add_grads(r, chunk, held.dense * ctx_.grad_bytes, held.experts * ctx_.grad_bytes, last, out);
-  // ZeRO-3 / FSDP reduce-scatters each layer (its FSDP unit) as soon as its backward is done: the
-  // dense part over the shard group, the routed experts over the expert-data-parallel group.
-  if (ctx_.plan.zero >= 3 && ctx_.plan.overlap_grad_reduce) flush_bucket(r, chunk, out);
-}
-
-// All-gather of one layer's parameters (ZeRO-3), as side ops of the step: the dense part over the
-// shard group; with EP the rank's routed experts (experts/ep of them) over the expert-data-
-// parallel group, none when that group is one rank. Both run on the gather stream, in order, so
-// the returned position (the last gather in `out`) is the one the layer's first op waits on.
-int Compiler::gather_params(RankId r, int layer, int mb, Phase ph, StepOps& out) {
-  const double bpe = core::bytes_per_element(ctx_.experiment.training.precision);
-  const LayerShard held = layer_shard(ctx_.model, layer, ctx_.plan.tp, ctx_.plan.ep);
-  comm(streams_.dp_gather,
-       groups_.collective(CollectiveKind::all_gather, ParallelDim::dp, groups_.group(kDp, r), held.dense * bpe, "dp_ag_layer_params"), ph, layer,
-       mb, out, true);
-  if (held.experts > 0 && ctx_.edp_group_size > 1)
-    comm(
-        streams_.dp_gather,
-        groups_.collective(CollectiveKind::all_gather, ParallelDim::dp, groups_.group(kEdp, r), held.experts * bpe, "dp_ag_layer_expert_params"),
-        ph, layer, mb, out, true);
-  return static_cast<int>(out.size()) - 1;
 }
 
 void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool last, StepOps& out) {
@@ -356,17 +294,17 @@ void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool
   }
   if (next < 0) {
     compute(streams_.compute, blocks_.head_bwd, Phase::backward, -1, mb, out);
-    add_grads(r, chunk, embed_grad, 0, last, out);
+    dp_ops_.add_grads(r, chunk, embed_grad, 0, last, out);
   }
   const Block& mlp = with_weights ? blocks_.mlp_bwd : blocks_.mlp_dgrad;
   const Block& attn = with_weights ? blocks_.attn_bwd : blocks_.attn_dgrad;
   // ZeRO-3 / FSDP resharded after forward: gather each layer again, one layer ahead (backward
   // prefetch), before its backward (and its recomputation).
   const bool regather = ctx_.plan.zero >= 3 && ctx_.plan.reshard_after_forward;
-  int ag = regather ? gather_params(r, ctx_.layout.first_layer[ci] + ctx_.layout.layers[ci] - 1, mb, Phase::backward, out) : -1;
+  int ag = regather ? dp_ops_.gather_params(r, ctx_.layout.first_layer[ci] + ctx_.layout.layers[ci] - 1, mb, Phase::backward, out) : -1;
   for (int l = ctx_.layout.layers[ci] - 1; l >= 0; --l) {
     const int layer = ctx_.layout.first_layer[ci] + l;
-    const int next_ag = regather && l > 0 ? gather_params(r, layer - 1, mb, Phase::backward, out) : -1;
+    const int next_ag = regather && l > 0 ? dp_ops_.gather_params(r, layer - 1, mb, Phase::backward, out) : -1;
     const std::size_t at = out.size();
     if (ctx_.plan.recompute == Recompute::full) layer_forward_ops(r, layer, mb, Phase::recompute, out);
     for (int blk = 1; blk >= 0; --blk) {
@@ -407,17 +345,17 @@ void Compiler::backward_ops(RankId r, int mb, int chunk, bool with_weights, bool
       out[i].wait = ag;
     }
     ag = next_ag;
-    if (with_weights) layer_grads(r, chunk, layer, last, out);
+    if (with_weights) dp_ops_.layer_grads(r, chunk, layer, last, out);
   }
   if (prev < 0) {
     compute(streams_.compute, blocks_.embed_bwd, Phase::backward, -1, mb, out);
-    add_grads(r, chunk, embed_grad, 0, last, out);
+    dp_ops_.add_grads(r, chunk, embed_grad, 0, last, out);
   }
   if (prev >= 0 && ctx_.layout.owner[static_cast<std::size_t>(prev)] != s)
     comm(ctx_.flows_up(prev) ? streams_.send_grad_down : streams_.send_grad_up,
          groups_.collective(CollectiveKind::send_recv, ParallelDim::pp, groups_.group(kPpGrad, r, prev), ctx_.pp_message_bytes, "pp_grad"),
          Phase::backward, -1, mb, out, true);
-  if ((last || ctx_.plan.zero >= 2) && with_weights) flush_bucket(r, chunk, out);
+  if ((last || ctx_.plan.zero >= 2) && with_weights) dp_ops_.flush_bucket(r, chunk, out);
 }
 
 // A zero-bubble W step: the weight-gradient GEMMs of every layer of the chunk, no communication.
@@ -432,9 +370,9 @@ void Compiler::weight_ops(RankId r, int mb, int chunk, bool last, StepOps& out) 
       compute(streams_.compute, blocks_.mlp_wgrad, Phase::backward, layer, mb, out);
     }
     compute(streams_.compute, blocks_.attn_wgrad, Phase::backward, layer, mb, out);
-    layer_grads(r, chunk, layer, last, out);
+    dp_ops_.layer_grads(r, chunk, layer, last, out);
   }
-  if (last || ctx_.plan.zero >= 2) flush_bucket(r, chunk, out);
+  if (last || ctx_.plan.zero >= 2) dp_ops_.flush_bucket(r, chunk, out);
 }
 
 void Compiler::emit_rank(RankId r) {
@@ -445,8 +383,7 @@ void Compiler::emit_rank(RankId r) {
   for (std::size_t i = 0; i < steps.size(); ++i)
     if (steps[i].kind == StepKind::backward || steps[i].kind == StepKind::backward_weight)
       last_weights[static_cast<std::size_t>(steps[i].chunk)] = static_cast<int>(i);
-  pending_.assign(static_cast<std::size_t>(ctx_.layout.chunks), 0);
-  pending_experts_.assign(static_cast<std::size_t>(ctx_.layout.chunks), 0);
+  dp_ops_.start_rank();
   issuer_.start_rank();
 
   std::vector<OpId> frontier;
@@ -480,43 +417,14 @@ void Compiler::emit_rank(RankId r) {
   }
 
   // Tail: without overlap, one reduction of all gradients; then the optimizer after the last DP
-  // op (the dp stream runs in order: the last implies all); with ZeRO-1 the parameter all-gather.
+  // op (the dp stream runs in order: the last implies all); with ZeRO-1/2 the parameter all-gather.
   a.clear();
-  const auto si = static_cast<std::size_t>(s);
-  if (!ctx_.plan.overlap_grad_reduce && (ctx_.dp_group_size > 1 || ctx_.replicas > 1)) {
-    const double experts = ctx_.plan.ep > 1 ? ctx_.stage_expert_params[si] : 0.0;
-    pending_[0] = (ctx_.stage_params[si] - experts) * ctx_.grad_bytes;
-    pending_experts_[0] = experts * ctx_.grad_bytes;
-    flush_bucket(r, 0, a);
-  }
+  dp_ops_.reduce_without_overlap(r, s, a);
   issuer_.fuse_collectives(a);
   issuer_.issue_step(r, a, frontier);
   if (const std::optional<OpId> dp = issuer_.last_dp_op()) frontier.push_back(*dp);
   a.clear();
-  if (ctx_.plan.schedule == Schedule::dualpipe) {
-    // DualPipe keeps two copies of the model: rank s holds stages s and pp-1-s, and so does its
-    // mirror rank pp-1-s, in the other direction. Each copy's gradients are only half of the
-    // stage's, so the pair sums them before the update (deepseek-ai/DualPipe's example adds each
-    // copy's gradient to its mirror's). After the data-parallel reduction, on the shards the
-    // optimizer updates (ZeRO >= 1) or on the whole gradients (ZeRO 0).
-    comm(streams_.dp,
-         groups_.collective(CollectiveKind::all_reduce, ParallelDim::pp, groups_.group(kMirror, r), ctx_.stage_shard_params[si] * ctx_.grad_bytes,
-                    "pp_ar_dualpipe_copies"),
-         Phase::optimizer, -1, 0, a);
-  }
-  compute(streams_.compute, blocks_.optimizer[si], Phase::optimizer, -1, 0, a);
-  if (ctx_.plan.zero == 1 || ctx_.plan.zero == 2) {
-    const double bpe = core::bytes_per_element(ctx_.experiment.training.precision);
-    const double experts = ctx_.plan.ep > 1 ? ctx_.stage_expert_params[si] : 0.0;
-    if (ctx_.dp_group_size > 1)
-      comm(streams_.dp,
-           groups_.collective(CollectiveKind::all_gather, ParallelDim::dp, groups_.group(kDp, r), (ctx_.stage_params[si] - experts) * bpe,
-                              "dp_ag_params"),
-           Phase::optimizer, -1, 0, a);
-    if (experts > 0 && ctx_.edp_group_size > 1)
-      comm(streams_.dp, groups_.collective(CollectiveKind::all_gather, ParallelDim::dp, groups_.group(kEdp, r), experts * bpe, "dp_ag_expert_params"),
-           Phase::optimizer, -1, 0, a);
-  }
+  dp_ops_.optimizer_step(r, s, a);
   issuer_.fuse_collectives(a);
   issuer_.issue_step(r, a, frontier);
 }
