@@ -37,7 +37,31 @@ using core::Error;
 using core::ErrorKind;
 using workload::OpId;
 using workload::RankId;
+// "tp8 pp16 dp8 cp1 sp zero1 1f1b recompute=full mb1 m=192" (CompiledPlan::summary).
+std::string plan_summary(const PlanContext& ctx) {
+  const ParallelPlan& p = ctx.plan;
+  std::string sharding = p.fsdp ? (p.reshard_after_forward ? "fsdp" : "fsdp(no-reshard)") : fmt::format("zero{}", p.zero);
+  if (ctx.replicas > 1) sharding += fmt::format(" hybrid{}x{}", ctx.dp_group_size, ctx.replicas);
+  if (p.ep > 1) sharding = fmt::format("ep{} ", p.ep) + sharding;
+  std::string summary = fmt::format("tp{} pp{} dp{} cp{}{} {} {} recompute={} mb{} m={}", p.tp, p.pp, ctx.dp, p.cp,
+                                    p.sequence_parallel ? (p.tp_comm_overlap ? " sp tp-overlap" : " sp") : "", sharding,
+                                    schedule_label(p.schedule, p.virtual_stages), workload::recompute_name(p.recompute),
+                                    ctx.experiment.training.micro_batch, ctx.micro_batches);
+  if (!p.layers_per_stage.empty()) {
+    std::vector<std::string> counts;
+    for (int n : p.layers_per_stage) counts.push_back(std::to_string(n));
+    summary += " layers=";
+    summary += core::join(counts, "/");
+  }
+  return summary;
+}
 
+// Builds the execution graph. What every rank shares is made once, as the members are
+// constructed in the order declared (the context; then the streams and kernel blocks, added to
+// the graph before any rank's ops, as they always were; then the parts that build ranks). Each
+// simulated rank is then emitted (emit_rank: its stage's schedule walked, each step's ops built by
+// the StepBuilder and added by the OpIssuer, then the step's tail) or, in full fidelity, added by
+// the StageReplay as a replica of its stage's first rank.
 class Compiler {
  public:
   Compiler(const Experiment& e, const CompileOptions& o)
@@ -55,7 +79,7 @@ class Compiler {
   void emit_rank(RankId r);
 
   const PlanContext ctx_;
-  const int mbs_ = ctx_.micro_batches;
+  const int mbs_ = ctx_.micro_batches;  // per step (the graph's metadata)
   workload::ExecutionGraph g_;
   const Streams streams_;
   const KernelBlocks blocks_;
@@ -159,20 +183,7 @@ CompiledPlan Compiler::run() {
   out.micro_batches = mbs_;
   out.tokens_per_step = static_cast<double>(ctx_.experiment.training.global_batch * ctx_.experiment.training.seq_len);
   out.model_flops_per_step = workload::model_flops_per_token(ctx_.model, ctx_.experiment.training.seq_len) * out.tokens_per_step;
-  std::string sharding = ctx_.plan.fsdp ? (ctx_.plan.reshard_after_forward ? "fsdp" : "fsdp(no-reshard)") : fmt::format("zero{}", ctx_.plan.zero);
-  if (ctx_.replicas > 1) sharding += fmt::format(" hybrid{}x{}", ctx_.dp_group_size, ctx_.replicas);
-  if (ctx_.plan.ep > 1) sharding = fmt::format("ep{} ", ctx_.plan.ep) + sharding;
-  out.summary = fmt::format("tp{} pp{} dp{} cp{}{} {} {} recompute={} mb{} m={}", ctx_.plan.tp, ctx_.plan.pp, ctx_.dp, ctx_.plan.cp,
-                            ctx_.plan.sequence_parallel ? (ctx_.plan.tp_comm_overlap ? " sp tp-overlap" : " sp") : "", sharding,
-                            schedule_label(ctx_.plan.schedule, ctx_.plan.virtual_stages),
-                            workload::recompute_name(ctx_.plan.recompute),
-                            ctx_.experiment.training.micro_batch, mbs_);
-  if (!ctx_.plan.layers_per_stage.empty()) {
-    std::vector<std::string> counts;
-    for (int n : ctx_.plan.layers_per_stage) counts.push_back(std::to_string(n));
-    out.summary += " layers=";
-    out.summary += core::join(counts, "/");
-  }
+  out.summary = plan_summary(ctx_);
   g_.name = ctx_.experiment.name;
   g_.meta()["model_flops_per_step"] = out.model_flops_per_step;
   g_.meta()["tokens_per_step"] = out.tokens_per_step;

@@ -76,9 +76,6 @@ std::vector<RankId> GroupTable::members(GroupType type, RankId r, int chunk) con
   return {r};
 }
 
-// The group of `type` containing rank r (for PP: the pair r sends on across the boundary after
-// `chunk`). In symmetric fidelity a group also lists its mirrors: the same group of every rank
-// the simulated rank stands for.
 GroupId GroupTable::group(GroupType type, RankId r, int chunk) {
   // Per-(type, chunk, rank) memo first: finding the group's base rank allocates, and the compiler
   // asks for a rank's groups once per collective op (millions of times in full fidelity).
@@ -94,7 +91,6 @@ GroupId GroupTable::group(GroupType type, RankId r, int chunk) {
   return id;
 }
 
-// The key group_uncached files a group under: groups with the same key are the same group.
 std::uint64_t GroupTable::group_key(GroupType type, RankId r, int chunk) const {
   const RankId b = named_by_sender(type) ? r : members(type, r, chunk).front();
   return group_request_key(type, b, chunk);
@@ -168,7 +164,6 @@ std::uint32_t GroupTable::collective(CollectiveKind k, ParallelDim d, GroupId gr
   return id;
 }
 
-// The collective that runs `first`, then `next` (Collective::then), added once.
 std::uint32_t GroupTable::fused(std::uint32_t first, std::uint32_t next) {
   const std::uint64_t key = (static_cast<std::uint64_t>(first) << 32) | next;
   std::uint32_t id;

@@ -72,7 +72,7 @@ class GroupTable {
   std::uint32_t collective(workload::CollectiveKind k, workload::ParallelDim d, workload::GroupId grp, double bytes, const char* name);
   /// The collective that runs `first`, then `next` (Collective::then), added once.
   std::uint32_t fused(std::uint32_t first, std::uint32_t next);
-  /// The key group() files a group under: groups with the same key are the same group.
+  /// The key group_uncached files a group under: groups with the same key are the same group.
   std::uint64_t group_key(GroupType type, workload::RankId r, int chunk) const;
   /// Null, or the observer told of every request from now on.
   void set_observer(GroupObserver* observer) { observer_ = observer; }
@@ -91,7 +91,7 @@ class GroupTable {
   std::unordered_map<CollKey, std::uint32_t, CollKeyHash> colls_;
   std::array<std::pair<CollKey, std::uint32_t>, 8> recent_colls_{};  // see collective()
   std::size_t next_recent_coll_ = 0;
-  // Fused collectives by (first, next) (fuse_collectives).
+  // Fused collectives by (first, next) (OpIssuer::fuse_collectives).
   std::unordered_map<std::uint64_t, std::uint32_t> fused_;
 };
 
