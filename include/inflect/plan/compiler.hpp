@@ -1,14 +1,20 @@
 #pragma once
 // The compiler: model + plan -> execution graph (the IR the engine runs) and memory estimate.
 //
-// Megatron-style semantics: TP collectives after each block's output projection (all-reduce, or
-// with sequence parallelism an all-gather before and a reduce-scatter after each block, in forward
-// and backward); PP activations and gradients as send/recv between neighbouring stages on their
-// own streams, in the order of the pipeline schedule; recomputation before each layer's backward;
-// DP gradient buckets (all-reduce, or reduce-scatter with ZeRO-1) launched on the "dp" stream as
-// soon as the last micro-batch's backward has produced a bucket, overlapped with the rest of the
-// backward; the optimizer step after the last bucket; with ZeRO-1 the parameter all-gather after
-// it. Kernels between two communication points are fused into one op (timing unchanged).
+// Megatron-style semantics, rank by rank (docs/plans.md; how the code is split:
+// docs/architecture.md, "The compiler (plan)"): TP collectives around each block (all-reduce, or
+// with sequence parallelism an all-gather before and a reduce-scatter after, in forward and
+// backward; with tp_comm_overlap Transformer Engine's ring exchange and pipelined
+// reduce-scatter); context parallelism as ring attention; MoE layers with EP all-to-all dispatch
+// and combine; PP sends and receives in the order of the pipeline schedule (1F1B, GPipe,
+// interleaved, zero-bubble, DualPipe/DualPipeV, custom), on their own streams; full or selective
+// recomputation; DP gradient buckets on the "dp" stream as they fill, overlapped with the
+// backward (all-reduce, reduce-scatter with ZeRO >= 1, expert gradients over the
+// expert-data-parallel group, hybrid sharding's replica all-reduce); ZeRO-3/FSDP's per-layer
+// parameter gathers one layer ahead; after the last DP op DualPipe's two copies summed, the
+// optimizer, and with ZeRO-1/2 the parameter all-gather. Kernels between two communication
+// points are fused into one op, and so are collectives back to back on one group (timing
+// unchanged). Full fidelity adds the ranks that copy their stage's first rank as replicas.
 #include <string>
 
 #include "inflect/plan/experiment.hpp"
