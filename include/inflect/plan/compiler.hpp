@@ -45,7 +45,8 @@ struct CompiledPlan {
 
 /// Derives dp from the device count when the plan leaves it 0.
 int derive_dp(const Experiment& e);
-/// Checks the plan against the model and cluster; throws core::Error(input) naming the key.
+/// Checks that `e` has a model and that plan::validate finds no problem with its plan; throws
+/// core::Error(input) naming the first problem's key, its message and those of the others.
 void check_plan(const Experiment& e);
 CompiledPlan compile(const Experiment& e, const CompileOptions& options = {});
 
