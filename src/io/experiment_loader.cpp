@@ -172,17 +172,6 @@ double read_number(const Node& n, const OptionSpec& o) {
   return v;
 }
 
-/// Rethrows an error raised without a location (catalog lookups) at `n`, the key that asked.
-template <class F>
-auto located(const Node& n, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const Error& e) {
-    if (!e.where().file.empty()) throw;
-    throw Error(e.kind(), e.message(), n.where());
-  }
-}
-
 std::string resolve(const Node& n, const std::string& base_dir, const char* what) {
   std::string p = n.as_string();
   if (p.empty()) n.fail(fmt::format("empty path; expected the {} file", what));
