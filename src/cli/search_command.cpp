@@ -19,7 +19,7 @@ int cmd_search(const SearchArgs& a) {
   search::SearchOptions o;
   o.top = a.top_given ? a.top : spec.top;
   o.jobs = core::jobs_or_hardware(a.jobs);
-  o.fidelity = a.fidelity == "full" ? plan::Fidelity::full : plan::Fidelity::symmetric;
+  o.fidelity = a.fidelity;
   const auto result = search::run_search(spec, o);
   const std::string json = search::search_to_json(result);
   if (!a.out_dir.empty()) {

@@ -87,7 +87,7 @@ ScanMeta meta_of(const ScanSpec& spec, int points, plan::Fidelity fidelity) {
   m.scale = spec.analysis.scale;
   m.inflection = spec.analysis.inflection;
   m.points = points;
-  m.fidelity = fidelity == plan::Fidelity::full ? "full" : "symmetric";
+  m.fidelity = plan::fidelity_name(fidelity);
   return m;
 }
 

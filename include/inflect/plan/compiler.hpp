@@ -12,12 +12,11 @@
 #include <string>
 
 #include "inflect/plan/experiment.hpp"
+#include "inflect/plan/fidelity.hpp"
 #include "inflect/plan/memory.hpp"
 #include "inflect/workload/exec_graph.hpp"
 
 namespace inflect::plan {
-
-enum class Fidelity : unsigned char { full, symmetric };
 
 struct CompileOptions {
   Fidelity fidelity = Fidelity::symmetric;
