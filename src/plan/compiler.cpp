@@ -1,3 +1,11 @@
+// The compiler (semantics in compiler.hpp). One Compiler per compile(): run() checks the plan,
+// builds the rank-independent pieces once (kernel blocks of each layer kind, cut for CP, MoE,
+// zero-bubble's split backward and TP overlap; per-stage parameters and optimizer kernels from the
+// memory estimate), then emits each simulated rank (emit_rank: its stage's steps built as pending
+// ops, collectives fused, issued on dependency chains) or, in full fidelity, replays a stage's
+// first rank for the others. Process groups and collectives are created once and cached (group,
+// collective), so ranks that ask for the same group share it. check_plan, derive_dp and compile
+// are at the end.
 #include "inflect/plan/compiler.hpp"
 
 #include <fmt/format.h>
