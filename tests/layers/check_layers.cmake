@@ -5,6 +5,7 @@
 # each inflect_layer() call, transitively (docs/architecture.md's table mirrors them); src/cli (the
 # executable, on top) may include every layer. Linking alone does not enforce this: every layer
 # sees all of include/, and an upward include of an inline function compiles and links.
+# Also fails on a src/<layer>/*.cpp that CMakeLists.txt does not list (sources are not globbed).
 # Prints file:line of each include that breaks the order and fails.
 #
 #   cmake -P tests/layers/check_layers.cmake            (ROOT: the source tree, default ../..)
@@ -34,6 +35,11 @@ foreach(call IN LISTS calls)
   endforeach()
   list(REMOVE_DUPLICATES below_${layer})
   list(APPEND layers ${layer})
+  # The layer's listed sources (SOURCES a.cpp b.cpp ... up to the next keyword).
+  set(sources_${layer} "")
+  if(call MATCHES "SOURCES([^A-Z)]*)")
+    string(REGEX MATCHALL "[A-Za-z0-9_]+\\.cpp" sources_${layer} "${CMAKE_MATCH_1}")
+  endif()
 endforeach()
 list(LENGTH layers layer_count)
 if(layer_count LESS 2)
@@ -42,11 +48,27 @@ endif()
 set(below_cli ${layers})
 set(layers_and_cli ${layers} cli)
 
+# --- Sources are listed by hand (no glob): a .cpp in src/<layer>/ missing from its layer's SOURCES
+# (or, for cli, from add_executable(inflect ...)) would silently not be built. ---
+set(violations "")
+string(REGEX MATCH "add_executable\\(inflect[^)]*\\)" cli_call "${cmakelists}")
+string(REGEX MATCHALL "src/cli/[A-Za-z0-9_]+\\.cpp" cli_sources "${cli_call}")
+list(TRANSFORM cli_sources REPLACE "^src/cli/" "")
+set(sources_cli ${cli_sources})
+file(GLOB_RECURSE cpp_files RELATIVE "${ROOT}" "${ROOT}/src/*.cpp")
+foreach(file IN LISTS cpp_files)
+  if(file MATCHES "^src/([^/]+)/([^/]+\\.cpp)$" AND CMAKE_MATCH_1 IN_LIST layers_and_cli)
+    if(NOT CMAKE_MATCH_2 IN_LIST sources_${CMAKE_MATCH_1})
+      string(APPEND violations "${file}: not listed in CMakeLists.txt (SOURCES of inflect_layer(${CMAKE_MATCH_1}), "
+                               "or add_executable(inflect) for cli)\n")
+    endif()
+  endif()
+endforeach()
+
 # --- Every include of an inflect header, checked against its file's layer. ---
 file(GLOB_RECURSE files RELATIVE "${ROOT}" "${ROOT}/src/*" "${ROOT}/include/*")
 list(FILTER files INCLUDE REGEX "\\.(cpp|hpp|h|cc|inl)$")
 list(SORT files)
-set(violations "")
 set(checked 0)
 foreach(file IN LISTS files)
   if(file MATCHES "^src/([^/]+)/")
@@ -108,7 +130,7 @@ if(NOT violations STREQUAL "")
   string(REGEX MATCHALL "\n" count "${violations}")
   list(LENGTH count count)
   message(NOTICE "${violations}")  # unwrapped, one file:line per line
-  message(FATAL_ERROR "${count} includes or files break the layer order of CMakeLists.txt (${declared}, then cli)")
+  message(FATAL_ERROR "${count} includes or files break the layer order or the source lists of CMakeLists.txt (${declared}, then cli)")
 endif()
 message(STATUS "layers: ${checked} includes in ${file_count} files, each of its own layer or one below "
                "(CMakeLists.txt: ${declared}, then cli)")
