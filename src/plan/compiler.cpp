@@ -1,3 +1,7 @@
+// The compiler's orchestration (semantics in compiler.hpp). The parts it builds a graph from are
+// in their own files (docs/architecture.md, "The compiler (plan)"): plan_context (what every part
+// reads), streams, kernel_blocks, group_table, steps, data_parallel, op_issue and stage_replay.
+// check_plan, derive_dp and compile are at the end.
 #include "inflect/plan/compiler.hpp"
 
 #include <fmt/format.h>
@@ -10,6 +14,7 @@
 #include "inflect/core/strings.hpp"
 #include "inflect/plan/placement.hpp"
 #include "inflect/plan/schedule.hpp"
+#include "inflect/plan/validate.hpp"
 #include "inflect/workload/layer_costs.hpp"
 #include "plan/data_parallel.hpp"
 #include "plan/group_table.hpp"
@@ -203,53 +208,19 @@ int derive_dp(const Experiment& e) {
 }
 
 void check_plan(const Experiment& e) {
-  const auto& p = e.parallel;
-  auto fail = [&](const std::string& key, const std::string& msg) {
-    core::SourceLocation loc;
-    loc.file = e.file;
-    loc.key_path = key;
-    throw Error(ErrorKind::input, msg, loc);
-  };
-  if (!e.workload.model) fail("model", "the compiler needs a model (a trace replays without compiling)");
-  const auto& m = *e.workload.model;
-  if (p.tp < 1 || p.pp < 1 || p.cp < 1 || p.dp < 0) fail("parallel", "tp, pp, cp must be >= 1 and dp >= 0");
-  const int devices = e.cluster.devices();
-  const int dp = derive_dp(e);
-  if (dp < 1 || static_cast<long long>(p.tp) * p.pp * p.cp * dp != devices)
-    fail("parallel", fmt::format("tp*pp*cp*dp = {}*{}*{}*{} = {} but the cluster has {} devices", p.tp, p.pp, p.cp, dp,
-                                 static_cast<long long>(p.tp) * p.pp * p.cp * dp, devices));
-  if (m.heads % p.tp != 0) fail("parallel.tp", fmt::format("heads ({}) are not divisible by tp ({})", m.heads, p.tp));
-  if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0)
-    fail("parallel.tp", fmt::format("kv_heads ({}) and tp ({}) do not divide one another", m.kv_heads, p.tp));
-  if (p.layers_per_stage.empty() && m.layers % p.pp != 0)
-    fail("parallel.pp", fmt::format("layers ({}) are not divisible by pp ({})", m.layers, p.pp));
-  const auto& t = e.training;
-  if (t.micro_batch < 1 || t.global_batch < 1) fail("training", "global_batch and micro_batch must be >= 1");
-  if (t.global_batch % (static_cast<std::int64_t>(dp) * t.micro_batch) != 0)
-    fail("training.global_batch", fmt::format("global_batch ({}) is not divisible by dp*micro_batch ({}*{} = {})", t.global_batch, dp,
-                                              t.micro_batch, static_cast<std::int64_t>(dp) * t.micro_batch));
-  if (t.seq_len % p.cp != 0) fail("training.seq_len", fmt::format("seq_len ({}) is not divisible by cp ({})", t.seq_len, p.cp));
-  if (p.tp_comm_overlap && (p.tp < 2 || !p.sequence_parallel))
-    fail("parallel.tp_comm_overlap", fmt::format("tp_comm_overlap overlaps the sequence-parallel all-gathers and "
-                                                 "reduce-scatters: it needs tp > 1 (tp is {}) and sequence_parallel: true",
-                                                 p.tp));
-  if (p.sequence_parallel && (t.seq_len / p.cp) % p.tp != 0)
-    fail("parallel.sequence_parallel", fmt::format("sequence parallelism needs seq_len/cp ({}) divisible by tp ({})", t.seq_len / p.cp, p.tp));
-  if (auto why = schedule_problem(p.schedule, schedule_shape(e, dp)); !why.empty())
-    fail(p.virtual_stages != 1 && why.find("virtual_stages") != std::string::npos ? "parallel.virtual_stages" : "parallel.schedule",
-         fmt::format("schedule {}: {}", schedule_name(p.schedule), why));
-  if (p.schedule == Schedule::custom) {
-    const ScheduleReplay replay = replay_schedule(p.schedule, schedule_shape(e, dp));
-    if (!replay.valid) fail("parallel.custom_schedule", fmt::format("the custom schedule cannot run: {}", replay.problem));
+  core::SourceLocation loc;
+  loc.file = e.file;
+  if (!e.workload.model) {
+    loc.key_path = "model";
+    throw Error(ErrorKind::input, "the compiler needs a model (a trace replays without compiling)", loc);
   }
-  if (p.ep < 1 || (p.ep > 1 && (!m.is_moe() || m.moe.experts % p.ep != 0 || dp % p.ep != 0)))
-    fail("parallel.ep", fmt::format("ep={} needs an MoE model whose experts and dp ({}) it divides", p.ep, dp));
-  if (p.zero < 0 || p.zero > 3) fail("parallel.zero", fmt::format("zero: {} is not supported; allowed: 0..3", p.zero));
-  if (p.fsdp && p.zero != 3) fail("parallel.fsdp", "fsdp is ZeRO-3: zero must be 3 (the loader sets it)");
-  if (p.shard_group < 0 || (p.shard_group > 0 && ((dp * p.cp) % p.shard_group != 0 || p.zero == 0)))
-    fail("parallel.shard_group", fmt::format("shard_group ({}) must divide dp*cp ({}) and needs zero >= 1", p.shard_group, dp * p.cp));
-  if (static_cast<std::int64_t>(e.training.global_batch / (static_cast<std::int64_t>(dp) * t.micro_batch)) > 65535)
-    fail("training.global_batch", "more than 65535 micro-batches per step");
+  const std::vector<Problem> problems = validate(e);
+  if (problems.empty()) return;
+  // Named at the first problem's key, as the loader would; the others follow in the message.
+  loc.key_path = problems.front().key;
+  std::string message = problems.front().message;
+  for (std::size_t i = 1; i < problems.size(); ++i) message += fmt::format("; also {}: {}", problems[i].key, problems[i].message);
+  throw Error(ErrorKind::input, message, loc);
 }
 
 CompiledPlan compile(const Experiment& e, const CompileOptions& options) {

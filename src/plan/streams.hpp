@@ -14,7 +14,7 @@ struct Streams {
     const ParallelPlan& p = ctx.plan;
     compute = g.stream("compute");
     tp = g.stream("tp");
-    // check_plan: tp_comm_overlap needs tp > 1 and sequence parallelism.
+    // plan::validate: tp_comm_overlap needs tp > 1 and sequence parallelism.
     if (p.tp_comm_overlap && ctx.options.fidelity == Fidelity::full) tp_recv = g.stream("tp_recv");
     if (p.cp > 1) {
       cp_send = g.stream("cp_send");
