@@ -253,7 +253,8 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   r.simulator.simulated_ranks = static_cast<int>(graph.simulated_ranks().size());
   r.simulator.stored_ranks = r.simulator.simulated_ranks - static_cast<int>(graph.replicas().size());
   r.simulator.rank_classes = static_cast<int>(res.classes);
-  r.simulator.fidelity = static_cast<int>(graph.simulated_ranks().size()) == devices ? "full" : "symmetric";
+  r.simulator.fidelity =
+      plan::fidelity_name(static_cast<int>(graph.simulated_ranks().size()) == devices ? plan::Fidelity::full : plan::Fidelity::symmetric);
   if (e.cluster.thermal.any() && options.fidelity == plan::Fidelity::symmetric)
     r.simulator.fidelity_note = "full: cluster.thermal makes devices differ, so no rank stands for another";
   r.simulator.wall = core::Seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

@@ -7,11 +7,11 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <thread>
 
 #include "cli/commands.hpp"
 #include "inflect/analysis/simulate.hpp"
 #include "inflect/core/event_queue.hpp"
+#include "inflect/core/parallel.hpp"
 #include "inflect/io/experiment_loader.hpp"
 #include "inflect/search/searcher.hpp"
 
@@ -74,7 +74,7 @@ void bench_case(const std::string& file, plan::Fidelity f) {
 /// Plan search without simulation: enumeration and analytical estimates, on 1 and on all threads.
 void bench_search(const std::string& file) {
   const auto spec = search::load_search(file);
-  for (int jobs : {1, static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))}) {
+  for (int jobs : {1, core::jobs_or_hardware(0)}) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto plans = search::enumerate_plans(spec.base, spec.space);
     const auto t1 = std::chrono::steady_clock::now();

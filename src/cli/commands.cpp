@@ -19,8 +19,6 @@
 namespace inflect::cli {
 namespace {
 
-plan::Fidelity parse_fidelity(const std::string& f) { return f == "full" ? plan::Fidelity::full : plan::Fidelity::symmetric; }
-
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   if (!out) throw core::Error(core::ErrorKind::io, fmt::format("cannot write '{}'", path));
@@ -39,7 +37,7 @@ void make_dir(const std::string& dir) {
 int cmd_run(const RunArgs& a) {
   plan::Experiment e = io::load_experiment(a.experiment);
   analysis::SimulateOptions so;
-  so.fidelity = parse_fidelity(a.fidelity);
+  so.fidelity = a.fidelity;
   so.fuse_blocks = !a.unfused;
   so.simulate_over_memory = a.ignore_memory;
   const bool write_files = !a.json || a.out_given;
@@ -102,10 +100,10 @@ int cmd_devices() {
   return 0;
 }
 
-int cmd_export(const std::string& experiment, const std::string& out, const std::string& fidelity) {
+int cmd_export(const std::string& experiment, const std::string& out, plan::Fidelity fidelity) {
   plan::Experiment e = io::load_experiment(experiment);
   analysis::SimulateOptions so;
-  so.fidelity = parse_fidelity(fidelity);
+  so.fidelity = fidelity;
   workload::ExecutionGraph g = analysis::build_graph(e, so);
   write_file(out, workload::graph_to_json(g));
   std::fputs(fmt::format("wrote {} ({} ops on {} simulated ranks)\n", out, g.op_count(), g.simulated_ranks().size()).c_str(), stdout);

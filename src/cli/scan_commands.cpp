@@ -79,7 +79,7 @@ int scan_on_rank(const ScanArgs& a, const MpiScope& mpi) {
   o.jobs = a.jobs;
   o.resume = a.resume;
   if (!a.shard.empty()) std::tie(o.shard_index, o.shard_count) = parse_shard(a.shard);
-  o.fidelity = a.fidelity == "full" ? plan::Fidelity::full : plan::Fidelity::symmetric;
+  o.fidelity = a.fidelity;
   const bool tty = isatty(fileno(stderr)) != 0;
   if (!a.quiet && mpi.rank() == 0) o.on_progress = [tty](const scan::Progress& p) { print_progress(p, tty); };
   const auto outcome = scan::run_scan(spec, a.out_dir, o);

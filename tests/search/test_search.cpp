@@ -126,6 +126,10 @@ TEST_CASE("the search file rejects a plan given in two places and bad lists, at 
   CHECK(error_of(std::string(kHead) + "parallel: {tp: 2}\nsearch: {top: 3}\n").find("search.tp") != std::string::npos);
   CHECK(error_of(std::string(kHead) + "parallel: {recompute: full}\nsearch: {}\n").find("parallel.recompute is what the search varies") !=
         std::string::npos);
+  // Keys the search derives or does not search say so, rather than naming a search key that does not exist.
+  CHECK(error_of(std::string(kHead) + "parallel: {shard_group: 2}\nsearch: {}\n").find("hybrid sharding) is not searched yet") !=
+        std::string::npos);
+  CHECK(error_of(std::string(kHead) + "parallel: {dp: 2}\nsearch: {}\n").find("parallel.dp is what the search derives") != std::string::npos);
   // TP comm overlap is not in the estimate: refused at the key, not silently ranked without it.
   const std::string ov = error_of(std::string(kHead) + "parallel: {tp_comm_overlap: true}\nsearch: {}\n");
   CHECK(ov.find("parallel.tp_comm_overlap is not modelled by the search's estimate") != std::string::npos);

@@ -58,8 +58,8 @@ inline constexpr double kMaxSpaceSize = 1e7;
 
 /// Every plan of `space` that the model and cluster allow, in lexicographic order of (tp, cp,
 /// pp, ep, micro_batch, zero, schedule, virtual_stages, recompute, sequence_parallel). `base`
-/// supplies the model, cluster and training settings. The checks are those of
-/// plan::check_plan and the experiment loader, so every candidate compiles.
+/// supplies the model, cluster and training settings. The checks are plan::validate's rules, stage
+/// by stage (plan::passes), so every candidate compiles.
 std::vector<Candidate> enumerate_plans(const plan::Experiment& base, const SearchSpace& space);
 
 }  // namespace inflect::search
