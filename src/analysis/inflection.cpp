@@ -30,7 +30,7 @@ std::string why_between(const ScalingPoint& a, const ScalingPoint& b, const std:
   std::size_t best = 0;
   double best_rise = 0;
   for (std::size_t i = 1; i < ca.size(); ++i) {  // 0 is compute
-    const double rise = share(cb[i].second, b.step_time_s) - share(ca[i].second, a.step_time_s);
+    const double rise = share(cb[i].second, b.step_time.value()) - share(ca[i].second, a.step_time.value());
     if (rise > best_rise) {
       best_rise = rise;
       best = i;
@@ -39,7 +39,7 @@ std::string why_between(const ScalingPoint& a, const ScalingPoint& b, const std:
   const std::string where = fmt::format("between {} and {} {}", format_scale(a.scale), format_scale(b.scale), unit);
   if (best_rise > 0.005)
     return fmt::format("{} rises from {} to {} of the step {}", ca[best].first,
-                       pct(share(ca[best].second, a.step_time_s)), pct(share(cb[best].second, b.step_time_s)), where);
+                       pct(share(ca[best].second, a.step_time.value())), pct(share(cb[best].second, b.step_time.value())), where);
   return fmt::format("no overhead grows {}; compute per step goes from {:.3g} s to {:.3g} s, so the work per device "
                      "shrinks less than the scale grows",
                      where, ca[0].second, cb[0].second);
@@ -49,16 +49,16 @@ std::string why_between(const ScalingPoint& a, const ScalingPoint& b, const std:
 
 std::vector<std::pair<std::string, double>> breakdown_components(const Breakdown& b) {
   return {
-      {"compute", b.compute_s - b.compute_interference_s - b.compute_throttle_s},
-      {"compute slowed by overlapping communication", b.compute_interference_s},
-      {"compute slowed by clock throttling (power limit or heat)", b.compute_throttle_s},
-      {"exposed DP communication", b.exposed_comm_s.dp},
-      {"exposed TP communication", b.exposed_comm_s.tp},
-      {"exposed PP communication", b.exposed_comm_s.pp},
-      {"exposed CP communication", b.exposed_comm_s.cp},
-      {"exposed EP communication", b.exposed_comm_s.ep},
-      {"the pipeline bubble", b.bubble_s},
-      {"other waiting", b.other_s},
+      {"compute", (b.compute - b.interference - b.throttle).value()},
+      {"compute slowed by overlapping communication", b.interference.value()},
+      {"compute slowed by clock throttling (power limit or heat)", b.throttle.value()},
+      {"exposed DP communication", b.exposed_comm.dp.value()},
+      {"exposed TP communication", b.exposed_comm.tp.value()},
+      {"exposed PP communication", b.exposed_comm.pp.value()},
+      {"exposed CP communication", b.exposed_comm.cp.value()},
+      {"exposed EP communication", b.exposed_comm.ep.value()},
+      {"the pipeline bubble", b.bubble.value()},
+      {"other waiting", b.other.value()},
   };
 }
 
@@ -246,8 +246,8 @@ std::vector<Finding> crossovers(const Series& a, const Series& b, const std::str
         best = i;
       }
     f.why = fmt::format("at {} {}, {} spends {:.3g} s of its {:.3g} s step on {}, against {:.3g} s of {:.3g} s for {}",
-                        format_scale(f.to_scale), unit, loser.name, cl[best].second, l.step_time_s, cl[best].first,
-                        cw[best].second, w.step_time_s, winner.name);
+                        format_scale(f.to_scale), unit, loser.name, cl[best].second, l.step_time.value(), cl[best].first,
+                        cw[best].second, w.step_time.value(), winner.name);
     out.push_back(std::move(f));
   }
   if (out.empty() && !common.empty()) {

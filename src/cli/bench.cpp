@@ -7,11 +7,11 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <thread>
 
 #include "cli/commands.hpp"
 #include "inflect/analysis/simulate.hpp"
 #include "inflect/core/event_queue.hpp"
+#include "inflect/core/parallel.hpp"
 #include "inflect/io/experiment_loader.hpp"
 #include "inflect/search/searcher.hpp"
 
@@ -65,16 +65,16 @@ void bench_case(const std::string& file, plan::Fidelity f) {
   analysis::RunReport r = analysis::simulate(e, so);
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("%-44s %-9s %6d GPUs  step %8.3f s  wall %8.3f s (compile %.3f, engine %.3f)  events %10llu  ops %10llu  %6.2f M events/s  classes %4d  rss %7.0f MB\n",
-              file.c_str(), r.simulator.fidelity.c_str(), r.devices, r.step_time_s, s, r.simulator.compile_s, r.simulator.engine_s,
+              file.c_str(), r.simulator.fidelity.c_str(), r.devices, r.step_time.value(), s, r.simulator.compile.value(), r.simulator.engine.value(),
               static_cast<unsigned long long>(r.simulator.events), static_cast<unsigned long long>(r.simulator.ops),
-              static_cast<double>(r.simulator.events) / r.simulator.engine_s / 1e6, r.simulator.rank_classes, peak_rss_mb());
+              static_cast<double>(r.simulator.events) / r.simulator.engine.value() / 1e6, r.simulator.rank_classes, peak_rss_mb());
   std::fflush(stdout);
 }
 
 /// Plan search without simulation: enumeration and analytical estimates, on 1 and on all threads.
 void bench_search(const std::string& file) {
   const auto spec = search::load_search(file);
-  for (int jobs : {1, static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))}) {
+  for (int jobs : {1, core::jobs_or_hardware(0)}) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto plans = search::enumerate_plans(spec.base, spec.space);
     const auto t1 = std::chrono::steady_clock::now();

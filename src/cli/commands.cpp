@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -17,8 +18,6 @@
 
 namespace inflect::cli {
 namespace {
-
-plan::Fidelity parse_fidelity(const std::string& f) { return f == "full" ? plan::Fidelity::full : plan::Fidelity::symmetric; }
 
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
@@ -38,7 +37,7 @@ void make_dir(const std::string& dir) {
 int cmd_run(const RunArgs& a) {
   plan::Experiment e = io::load_experiment(a.experiment);
   analysis::SimulateOptions so;
-  so.fidelity = parse_fidelity(a.fidelity);
+  so.fidelity = a.fidelity;
   so.fuse_blocks = !a.unfused;
   so.simulate_over_memory = a.ignore_memory;
   const bool write_files = !a.json || a.out_given;
@@ -60,14 +59,14 @@ int cmd_run(const RunArgs& a) {
     std::fputs((io::report_to_json(r) + "\n").c_str(), stdout);
   } else if (a.oneline && !r.simulated) {
     std::fputs(fmt::format("{:<28} {:>6} GPUs {:<10} {:<44} NOT SIMULATED: does not fit (mem {:5.1f}/{:.0f} GiB)\n", r.name, r.devices,
-                           r.device, r.plan, r.memory.peak_bytes / 1073741824.0, r.memory.capacity_bytes / 1073741824.0)
+                           r.device, r.plan, r.memory.peak.value() / 1073741824.0, r.memory.capacity.value() / 1073741824.0)
                    .c_str(),
                stdout);
   } else if (a.oneline) {
     std::fputs(fmt::format("{:<28} {:>6} GPUs {:<10} {:<44} step {:8.3f} s  {:>10.0f} tok/s  {:6.1f} TFLOP/s/GPU  MFU {:5.1f}%  "
                            "mem {:5.1f}/{:.0f} GiB{}\n",
-                           r.name, r.devices, r.device, r.plan, r.step_time_s, r.tokens_per_s, r.model_tflops_per_gpu, 100 * r.mfu,
-                           r.memory.peak_bytes / 1073741824.0, r.memory.capacity_bytes / 1073741824.0,
+                           r.name, r.devices, r.device, r.plan, r.step_time.value(), r.tokens_per_s.value_or(std::nan("")), r.model_tflops_per_gpu.value_or(std::nan("")), 100 * r.mfu.value_or(std::nan("")),
+                           r.memory.peak.value() / 1073741824.0, r.memory.capacity.value() / 1073741824.0,
                            r.memory.fits ? "" : " DOES NOT FIT")
                    .c_str(),
                stdout);
@@ -101,10 +100,10 @@ int cmd_devices() {
   return 0;
 }
 
-int cmd_export(const std::string& experiment, const std::string& out, const std::string& fidelity) {
+int cmd_export(const std::string& experiment, const std::string& out, plan::Fidelity fidelity) {
   plan::Experiment e = io::load_experiment(experiment);
   analysis::SimulateOptions so;
-  so.fidelity = parse_fidelity(fidelity);
+  so.fidelity = fidelity;
   workload::ExecutionGraph g = analysis::build_graph(e, so);
   write_file(out, workload::graph_to_json(g));
   std::fputs(fmt::format("wrote {} ({} ops on {} simulated ranks)\n", out, g.op_count(), g.simulated_ranks().size()).c_str(), stdout);

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "inflect/plan/fidelity.hpp"
+
 namespace inflect::cli {
 
 struct RunArgs {
@@ -11,7 +13,7 @@ struct RunArgs {
   std::string out_dir = "out";
   bool out_given = false;
   bool json = false;
-  std::string fidelity = "symmetric";
+  plan::Fidelity fidelity = plan::Fidelity::symmetric;
   bool unfused = false;
   int trace_ranks = 64;
   bool no_trace = false;
@@ -25,7 +27,7 @@ struct ScanArgs {
   int jobs = 0;  // 0 = all hardware threads
   bool resume = false;
   std::string shard;  // "i/N", empty = the whole scan
-  std::string fidelity = "symmetric";
+  plan::Fidelity fidelity = plan::Fidelity::symmetric;
   bool quiet = false;
 };
 
@@ -34,7 +36,7 @@ struct SearchArgs {
   int top = 10;
   bool top_given = false;  // else the file's search.top
   int jobs = 0;            // 0 = all hardware threads
-  std::string fidelity = "symmetric";
+  plan::Fidelity fidelity = plan::Fidelity::symmetric;
   std::string out_dir;     // empty = write nothing
   bool json = false;
   int nodes = 0;           // > 0: overrides cluster.nodes
@@ -47,7 +49,7 @@ int cmd_report(const std::string& dir);
 int cmd_merge(const std::vector<std::string>& dirs, const std::string& out_dir);
 int cmd_validate(const std::string& experiment);
 int cmd_devices();
-int cmd_export(const std::string& experiment, const std::string& out, const std::string& fidelity);
+int cmd_export(const std::string& experiment, const std::string& out, plan::Fidelity fidelity);
 int cmd_bench(bool quick);
 
 }  // namespace inflect::cli

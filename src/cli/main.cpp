@@ -7,6 +7,25 @@
 #include "cli/commands.hpp"
 #include "inflect/core/error.hpp"
 #include "inflect/io/experiment_loader.hpp"
+#include "inflect/plan/fidelity.hpp"
+
+namespace {
+
+// --fidelity, read by plan::parse_fidelity; its error (naming the allowed values) is a usage error.
+void add_fidelity_option(CLI::App* cmd, inflect::plan::Fidelity& into, const std::string& help) {
+  cmd->add_option_function<std::string>(
+      "--fidelity",
+      [&into](const std::string& name) {
+        try {
+          into = inflect::plan::parse_fidelity(name);
+        } catch (const inflect::core::Error& e) {
+          throw CLI::ValidationError("--fidelity", e.message());
+        }
+      },
+      help);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace inflect;
@@ -19,8 +38,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("experiment", run.experiment, "experiment YAML")->required();
   auto* out_opt = run_cmd->add_option("--out", run.out_dir, "directory for report.json and trace.json (default out/)");
   run_cmd->add_flag("--json", run.json, "print report.json on stdout and nothing else");
-  run_cmd->add_option("--fidelity", run.fidelity, "full (every rank) or symmetric (one rank per class)")
-      ->check(CLI::IsMember({"full", "symmetric"}));
+  add_fidelity_option(run_cmd, run.fidelity, "full (every rank) or symmetric (one rank per class)");
   run_cmd->add_flag("--unfused", run.unfused, "one op per kernel and per collective instead of one per block or run of back-to-back collectives (same timing, bigger trace)");
   run_cmd->add_option("--trace-ranks", run.trace_ranks, "ranks kept in trace.json (default 64)")->check(CLI::PositiveNumber);
   run_cmd->add_flag("--no-trace", run.no_trace, "do not write trace.json");
@@ -36,7 +54,7 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   scan_cmd->add_flag("--resume", scan.resume, "keep the rows already in --out and run only the missing points");
   scan_cmd->add_option("--shard", scan.shard, "run only the i-th of N disjoint parts (i/N, 1 <= i <= N); join with merge");
-  scan_cmd->add_option("--fidelity", scan.fidelity, "full or symmetric (default)")->check(CLI::IsMember({"full", "symmetric"}));
+  add_fidelity_option(scan_cmd, scan.fidelity, "full or symmetric (default)");
   scan_cmd->add_flag("--quiet,-q", scan.quiet, "no progress output");
 
   cli::SearchArgs search;
@@ -45,7 +63,7 @@ int main(int argc, char** argv) {
   auto* top_opt = search_cmd->add_option("--top", search.top, "plans simulated with the engine (default: search.top, else 10)")
                       ->check(CLI::Range(1, 10000));
   search_cmd->add_option("--jobs,-j", search.jobs, "threads (default: all hardware threads)")->check(CLI::NonNegativeNumber);
-  search_cmd->add_option("--fidelity", search.fidelity, "full or symmetric (default)")->check(CLI::IsMember({"full", "symmetric"}));
+  add_fidelity_option(search_cmd, search.fidelity, "full or symmetric (default)");
   search_cmd->add_option("--out", search.out_dir, "also write search.json (counts, estimates, the simulated plans' reports) here");
   search_cmd->add_flag("--json", search.json, "print search.json on stdout and nothing else");
   search_cmd->add_option("--nodes", search.nodes, "search for this many nodes instead of the file's cluster.nodes")
@@ -67,11 +85,12 @@ int main(int argc, char** argv) {
 
   auto* devices_cmd = app.add_subcommand("devices", "print the device catalog");
 
-  std::string export_file, export_out = "graph.json", export_fidelity = "symmetric";
+  std::string export_file, export_out = "graph.json";
+  plan::Fidelity export_fidelity = plan::Fidelity::symmetric;
   auto* export_cmd = app.add_subcommand("export", "write the execution graph an experiment compiles to (JSON)");
   export_cmd->add_option("experiment", export_file, "experiment YAML")->required();
   export_cmd->add_option("--out", export_out, "output file (default graph.json)");
-  export_cmd->add_option("--fidelity", export_fidelity, "full or symmetric")->check(CLI::IsMember({"full", "symmetric"}));
+  add_fidelity_option(export_cmd, export_fidelity, "full or symmetric (default)");
 
   bool quick = false;
   auto* bench_cmd = app.add_subcommand("bench", "measure the simulator's own speed");

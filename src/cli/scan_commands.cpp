@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -42,7 +43,7 @@ void print_progress(const scan::Progress& p, bool tty) {
                  clock(eta).c_str());
     if (done == p.to_run) std::fprintf(stderr, "\n");
   } else {
-    std::string what = r.status == scan::RowStatus::ok ? fmt::format("step {:.4g} s, {:.4g} tokens/s", r.step_time_s, r.tokens_per_s)
+    std::string what = r.status == scan::RowStatus::ok ? fmt::format("step {:.4g} s, {:.4g} tokens/s", r.report.step_time.value(), r.report.tokens_per_s.value_or(std::nan("")))
                                                        : scan::status_name(r.status);
     std::fprintf(stderr, "scan: %d/%d [%d] %s: %s (ETA %s)\n", done, p.to_run, r.index,
                  r.key.empty() ? "base" : r.key.c_str(), what.c_str(), clock(eta).c_str());
@@ -78,7 +79,7 @@ int scan_on_rank(const ScanArgs& a, const MpiScope& mpi) {
   o.jobs = a.jobs;
   o.resume = a.resume;
   if (!a.shard.empty()) std::tie(o.shard_index, o.shard_count) = parse_shard(a.shard);
-  o.fidelity = a.fidelity == "full" ? plan::Fidelity::full : plan::Fidelity::symmetric;
+  o.fidelity = a.fidelity;
   const bool tty = isatty(fileno(stderr)) != 0;
   if (!a.quiet && mpi.rank() == 0) o.on_progress = [tty](const scan::Progress& p) { print_progress(p, tty); };
   const auto outcome = scan::run_scan(spec, a.out_dir, o);

@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
 #include "cli/commands.hpp"
 #include "inflect/core/error.hpp"
+#include "inflect/core/parallel.hpp"
 #include "inflect/search/search_output.hpp"
 #include "inflect/search/searcher.hpp"
 
@@ -18,8 +18,8 @@ int cmd_search(const SearchArgs& a) {
   if (a.nodes > 0) search::set_nodes(spec, a.nodes);
   search::SearchOptions o;
   o.top = a.top_given ? a.top : spec.top;
-  o.jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  o.fidelity = a.fidelity == "full" ? plan::Fidelity::full : plan::Fidelity::symmetric;
+  o.jobs = core::jobs_or_hardware(a.jobs);
+  o.fidelity = a.fidelity;
   const auto result = search::run_search(spec, o);
   const std::string json = search::search_to_json(result);
   if (!a.out_dir.empty()) {

@@ -72,36 +72,38 @@ KernelPower PowerModel::profile(const std::vector<KernelCost>& parts, const Comp
   double bound = 0;
   for (const KernelCost& k : parts) {
     const KernelTiming t = compute.timing(k);
-    out.t_cal_s += t.duration().seconds();
+    out.t_cal += core::Seconds(t.duration().seconds());
     // Compute-bound: the compute part follows the clock; memory-bound: a small share of it.
     bound += t.compute_s >= t.memory_s ? t.compute_s : device_.power.memory_clock_share * t.memory_s;
     // Vector-unit FLOPs (memory-class kernels) are at the vector peak, the others at the tensor peak.
     const double rate = k.cls == KernelClass::memory ? device_.vector_fp32.value() : device_.peak(k.precision).value();
     const double flop_j = full_rate_w_ / rate;
     const double flops = k.cls == KernelClass::gemm ? gemm_flops(k) : k.flops.value();
-    out.core_j += flops * flop_j + k.bytes.value() * device_.power.onchip_pj_per_byte * 1e-12;
-    out.hbm_j += k.bytes.value() * device_.power.hbm_pj_per_byte * 1e-12;
+    out.core_energy += core::Joules(flops * flop_j + k.bytes.value() * device_.power.onchip_pj_per_byte * 1e-12);
+    out.hbm_energy += core::Joules(k.bytes.value() * device_.power.hbm_pj_per_byte * 1e-12);
   }
-  out.clock_share = out.t_cal_s > 0 ? std::min(1.0, bound / out.t_cal_s) : 0;
+  const double t_cal = out.t_cal.value();
+  out.clock_share = t_cal > 0 ? std::min(1.0, bound / t_cal) : 0;
   return calibrate(out);
 }
 
 KernelPower PowerModel::calibrate(KernelPower k) const {
   // f_cal: the highest level whose power at the calibrated duration fits the board power.
   k.cal_level = 0;
-  if (k.t_cal_s <= 0) {
+  const double t_cal = k.t_cal.value(), core_j = k.core_energy.value(), hbm_j = k.hbm_energy.value();
+  if (t_cal <= 0) {
     k.cal_level = top_level();
     return k;
   }
   for (int l = top_level(); l >= 0; --l) {
-    const double p = idle_w_ + (k.core_j * vsq_[static_cast<std::size_t>(l)] + k.hbm_j) / k.t_cal_s;
+    const double p = idle_w_ + (core_j * vsq_[static_cast<std::size_t>(l)] + hbm_j) / t_cal;
     if (p <= board_w_ * (1 + 1e-12)) {
       k.cal_level = l;
       break;
     }
   }
-  k.cal_w = 0;  // so that power_w computes it rather than returning the cached value
-  k.cal_w = power_w(k, k.cal_level);
+  k.cal_power = core::Watts(0);  // so that power() computes it rather than returning the cached value
+  k.cal_power = power(k, k.cal_level);
   return k;
 }
 
@@ -110,29 +112,31 @@ double PowerModel::time_scale(const KernelPower& k, int level) const {
   return (1 - k.clock_share) + k.clock_share * clock_mhz(k.cal_level) / clock_mhz(level);
 }
 
-double PowerModel::power_w(const KernelPower& k, int level) const {
-  if (k.t_cal_s <= 0) return idle_w_;
-  if (level == k.cal_level && k.cal_w > 0) return k.cal_w;
-  const double t = k.t_cal_s * time_scale(k, level);
-  return idle_w_ + (k.core_j * vsq_[static_cast<std::size_t>(level)] + k.hbm_j) / t;
+core::Watts PowerModel::power(const KernelPower& k, int level) const {
+  if (k.t_cal.value() <= 0) return idle();
+  if (level == k.cal_level && k.cal_power.value() > 0) return k.cal_power;
+  const double t = k.t_cal.value() * time_scale(k, level);
+  return core::Watts(idle_w_ + (k.core_energy.value() * vsq_[static_cast<std::size_t>(level)] + k.hbm_energy.value()) / t);
 }
 
-int PowerModel::level_under(const KernelPower& k, double budget_w) const {
-  // power_w rises with the level (more energy per op, less time), so bisect for the last fit.
-  if (power_w(k, k.cal_level) <= budget_w) return k.cal_level;
+int PowerModel::level_under(const KernelPower& k, core::Watts budget) const {
+  // power() rises with the level (more energy per op, less time), so bisect for the last fit.
+  if (power(k, k.cal_level) <= budget) return k.cal_level;
   int lo = 0, hi = k.cal_level;  // invariant: hi does not fit; answer in [0, hi)
-  if (power_w(k, 0) > budget_w) return 0;
+  if (power(k, 0) > budget) return 0;
   while (hi - lo > 1) {
     const int mid = (lo + hi) / 2;
-    if (power_w(k, mid) <= budget_w) lo = mid;
+    if (power(k, mid) <= budget) lo = mid;
     else hi = mid;
   }
   return lo;
 }
 
-double rc_step(double t0_c, double coolant_c, double power_w, double r_c_per_w, double c_j_per_c, double dt_s) {
-  const double t_inf = coolant_c + power_w * r_c_per_w;
-  return t_inf + (t0_c - t_inf) * std::exp(-dt_s / (r_c_per_w * c_j_per_c));
+core::Celsius rc_step(core::Celsius t0, core::Celsius coolant, core::Watts power, core::ThermalResistance r,
+                      core::HeatCapacity c, core::Seconds dt) {
+  const core::Celsius t_inf = coolant + power * r;
+  // -(dt / RC): negating is exact, so this is the bare-double -dt / (R C) to the bit.
+  return t_inf + (t0 - t_inf) * std::exp(-(dt / (r * c)));
 }
 
 }  // namespace inflect::hw

@@ -167,12 +167,12 @@ void ChromeTraceWriter::on_end(const workload::ExecutionGraph& graph, core::Time
   for (const auto& d : samples_) {
     if (out.size() > kPiece) flush();
     fmt::format_to(buf_it, ",\n{{\"name\":\"power (W)\",\"ph\":\"C\",\"ts\":{},\"pid\":{},\"args\":{{\"W\":{:.1f}}}}}",
-                   to_us(d.time), d.rank, d.watts);
+                   to_us(d.time), d.rank, d.power.value());
     fmt::format_to(buf_it, ",\n{{\"name\":\"clock (MHz)\",\"ph\":\"C\",\"ts\":{},\"pid\":{},\"args\":{{\"MHz\":{:.0f}}}}}",
                    to_us(d.time), d.rank, d.clock_mhz);
     fmt::format_to(buf_it,
                    ",\n{{\"name\":\"temperature (C)\",\"ph\":\"C\",\"ts\":{},\"pid\":{},\"args\":{{\"C\":{:.2f}}}}}",
-                   to_us(d.time), d.rank, d.temp_c);
+                   to_us(d.time), d.rank, d.temperature.value());
   }
   samples_.clear();
   samples_.shrink_to_fit();

@@ -61,18 +61,6 @@ core::Seconds launch_overhead(const Node& n) {
   return s;
 }
 
-// Calls fn and re-throws any error from the hw layer located at `at`, so the user sees the file and
-// line of the figure that caused it.
-template <class Fn>
-auto located(const Node& at, Fn fn) {
-  try {
-    return fn();
-  } catch (const core::Error& e) {
-    if (!e.where().file.empty()) throw;
-    at.fail(e.message());
-  }
-}
-
 std::vector<std::int64_t> parse_shape(const Node& n) {
   std::string s = n.as_string();
   std::vector<std::int64_t> dims;

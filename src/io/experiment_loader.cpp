@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
-#include <numeric>
 
 #include "inflect/core/error.hpp"
 #include "inflect/core/strings.hpp"
@@ -16,7 +15,9 @@
 #include "inflect/io/model_loader.hpp"
 #include "inflect/io/options.hpp"
 #include "inflect/io/topology_loader.hpp"
+#include "inflect/plan/compiler.hpp"
 #include "inflect/plan/schedule.hpp"
+#include "inflect/plan/validate.hpp"
 
 namespace inflect::io {
 
@@ -171,17 +172,6 @@ double read_number(const Node& n, const OptionSpec& o) {
   return v;
 }
 
-/// Rethrows an error raised without a location (catalog lookups) at `n`, the key that asked.
-template <class F>
-auto located(const Node& n, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const Error& e) {
-    if (!e.where().file.empty()) throw;
-    throw Error(e.kind(), e.message(), n.where());
-  }
-}
-
 std::string resolve(const Node& n, const std::string& base_dir, const char* what) {
   std::string p = n.as_string();
   if (p.empty()) n.fail(fmt::format("empty path; expected the {} file", what));
@@ -189,13 +179,6 @@ std::string resolve(const Node& n, const std::string& base_dir, const char* what
   throw Error(ErrorKind::io,
               fmt::format("{} file '{}' not found; looked in: {}", what, p, core::join(search_paths(p, base_dir))),
               n.where());
-}
-
-std::string divisors_up_to(std::int64_t n, std::int64_t limit) {
-  std::vector<std::string> out;
-  for (std::int64_t d = 1; d <= n && d <= limit; ++d)
-    if (n % d == 0) out.push_back(std::to_string(d));
-  return core::join(out);
 }
 
 std::string file_stem(const std::string& file) {
@@ -479,130 +462,13 @@ void read_parallel(const Seen& seen, plan::Experiment& e, bool check_plan_keys) 
     seen.at("parallel.moe_shared_expert_overlap").fail("moe_shared_expert_overlap needs a model with shared experts (model.moe.shared_experts)");
 }
 
-/// The checks that involve several keys: a plan that cannot be laid out on this cluster or model.
+/// Whether the plan can run is plan::validate's to say; the loader points at the line of the key
+/// each problem is about (or of the nearest section the user wrote), reports the first, and fills
+/// in the derived dp.
 void check_plan(const Seen& seen, plan::Experiment& e) {
-  auto& p = e.parallel;
-  const auto& topo = e.cluster.topology;
-  const std::int64_t per_node = topo.devices_per_node;
-  const std::int64_t devices = static_cast<std::int64_t>(e.cluster.nodes) * per_node;
-
-  // TP exchanges activations at every layer boundary: it only pays inside one scale-up domain.
-  if (p.tp > per_node)
-    seen.at("parallel.tp")
-        .fail(fmt::format("tp={} exceeds the {} devices of one node's scale-up domain (topology '{}'); "
-                          "allowed: {}",
-                          p.tp, per_node, topo.name, divisors_up_to(per_node, per_node)));
-  if (per_node % p.tp != 0)
-    seen.at("parallel.tp")
-        .fail(fmt::format("tp={} does not divide the {} devices of one node, so some tensor-parallel groups "
-                          "would span nodes; allowed: {}",
-                          p.tp, per_node, divisors_up_to(per_node, per_node)));
-
-  const std::int64_t inner = std::int64_t{p.tp} * p.pp * p.cp;
-  const std::string cluster_desc =
-      fmt::format("{} devices ({} nodes * {} per node)", devices, e.cluster.nodes, per_node);
-  if (p.dp > 0) {
-    if (inner * p.dp != devices)
-      seen.at("parallel.dp")
-          .fail(fmt::format("tp*pp*cp*dp = {}*{}*{}*{} = {} but the cluster has {}; {}", p.tp, p.pp, p.cp, p.dp,
-                            inner * p.dp, cluster_desc,
-                            devices % inner == 0 ? fmt::format("allowed: dp={} (or leave dp out)", devices / inner)
-                                                 : fmt::format("tp*pp*cp = {} does not divide the devices", inner)));
-  } else {
-    if (devices % inner != 0)
-      seen.at("parallel")
-          .fail(fmt::format("tp*pp*cp = {}*{}*{} = {} does not divide the cluster's {}, so dp cannot be derived",
-                            p.tp, p.pp, p.cp, inner, cluster_desc));
-    p.dp = static_cast<int>(devices / inner);
-  }
-
-  if (const auto& m = e.workload.model) {
-    const std::int64_t kv = m->kv_heads > 0 ? m->kv_heads : m->heads;
-    // A tp that is allowed must divide heads, kv heads and the node (checked above) at once.
-    const std::int64_t tp_gcd = std::gcd(std::gcd(static_cast<std::int64_t>(m->heads), kv), per_node);
-    if (m->heads % p.tp != 0)
-      seen.at("parallel.tp")
-          .fail(fmt::format("tp={} does not divide the {} attention heads of model '{}'; allowed: {}", p.tp, m->heads,
-                            m->name, divisors_up_to(tp_gcd, per_node)));
-    if (kv % p.tp != 0)
-      seen.at("parallel.tp")
-          .fail(fmt::format("tp={} does not divide the {} key/value heads of model '{}' (grouped-query attention "
-                            "shards whole KV heads); allowed: {}",
-                            p.tp, kv, m->name, divisors_up_to(tp_gcd, per_node)));
-    if (p.layers_per_stage.empty() && m->layers % p.pp != 0)
-      seen.at("parallel.pp")
-          .fail(fmt::format("pp={} does not divide the {} layers of model '{}'; allowed: {}", p.pp, m->layers,
-                            m->name, divisors_up_to(m->layers, m->layers)));
-  }
-
-  if (p.shard_group > 0) {
-    if (p.zero == 0)
-      seen.at("parallel.shard_group").fail("shard_group shards within groups and needs zero >= 1 (or fsdp: true)");
-    const std::int64_t group = std::int64_t{p.dp} * p.cp;
-    if (group % p.shard_group != 0)
-      seen.at("parallel.shard_group")
-          .fail(fmt::format("shard_group={} does not divide dp*cp = {}; allowed: {}", p.shard_group, group, divisors_up_to(group, group)));
-  }
-  if (p.tp_comm_overlap && (p.tp < 2 || !p.sequence_parallel))
-    seen.at("parallel.tp_comm_overlap")
-        .fail(fmt::format("tp_comm_overlap overlaps the sequence-parallel all-gathers and reduce-scatters: it needs tp > 1 "
-                          "(tp is {}) and sequence_parallel: true",
-                          p.tp));
-  if (p.ep > 1) {
-    const auto& m = e.workload.model;
-    if (!m || !m->is_moe())
-      seen.at("parallel.ep").fail(fmt::format("ep={} needs a mixture-of-experts model (model.moe); this model is dense", p.ep));
-    if (m->moe.experts % p.ep != 0)
-      seen.at("parallel.ep").fail(fmt::format("ep={} does not divide the {} experts of model '{}'; allowed: {}", p.ep, m->moe.experts, m->name,
-                                              divisors_up_to(m->moe.experts, m->moe.experts)));
-    if (p.dp % p.ep != 0)
-      seen.at("parallel.ep").fail(fmt::format("ep={} does not divide dp={}: expert parallelism is folded inside data parallelism; allowed: {}",
-                                              p.ep, p.dp, divisors_up_to(p.dp, p.dp)));
-  }
-
-  auto& t = e.training;
-  if (t.seq_len > 0 && t.seq_len % p.cp != 0)
-    seen.at("parallel.cp")
-        .fail(fmt::format("cp={} does not divide seq_len={}: context parallelism splits every sequence into cp "
-                          "equal chunks",
-                          p.cp, t.seq_len));
-
-  if (t.global_batch > 0) {
-    const std::int64_t per_step = std::int64_t{p.dp} * t.micro_batch;
-    if (t.global_batch % per_step != 0) {
-      std::int64_t lo = t.global_batch / per_step * per_step;
-      std::string near = lo > 0 ? fmt::format("{} or {}", lo, lo + per_step) : std::to_string(per_step);
-      seen.at("training.global_batch")
-          .fail(fmt::format("global_batch={} is not divisible by dp*micro_batch = {}*{} = {}: every data-parallel "
-                            "rank runs a whole number of micro-batches; nearest allowed: {}",
-                            t.global_batch, p.dp, t.micro_batch, per_step, near));
-    }
-  }
-
-  if (const auto& m = e.workload.model; m && t.global_batch > 0 && t.global_batch % (std::int64_t{p.dp} * t.micro_batch) == 0) {
-    plan::ScheduleShape shape;
-    shape.stages = p.pp;
-    shape.micro_batches = static_cast<int>(t.global_batch / (std::int64_t{p.dp} * t.micro_batch));
-    shape.virtual_stages = p.virtual_stages;
-    shape.layers = m->layers;
-    shape.layers_per_stage = p.layers_per_stage;
-    if (p.schedule == plan::Schedule::custom)
-      shape.custom = std::make_shared<const std::vector<std::vector<plan::ScheduleStep>>>(plan::parse_custom_schedule(p.custom_schedule));
-    if (auto why = plan::schedule_problem(p.schedule, shape); !why.empty()) {
-      const char* key = why.find("layers_per_stage") != std::string::npos                                        ? "parallel.layers_per_stage"
-                        : why.find("virtual_stages") != std::string::npos && seen.has("parallel.virtual_stages") ? "parallel.virtual_stages"
-                        : p.schedule == plan::Schedule::custom                                                ? "parallel.custom_schedule"
-                                                                                                           : "parallel.schedule";
-      seen.at(key).fail(fmt::format("schedule {}: {} (micro-batches per step: {} = global_batch / (dp * micro_batch))",
-                          plan::schedule_name(p.schedule), why, shape.micro_batches));
-    }
-    if (p.schedule == plan::Schedule::custom) {
-      const plan::ScheduleReplay replay = plan::replay_schedule(p.schedule, shape);
-      if (!replay.valid)
-        seen.at("parallel.custom_schedule")
-            .fail(fmt::format("the custom schedule cannot run: {} (micro-batches per step: {})", replay.problem, shape.micro_batches));
-    }
-  }
+  const std::vector<plan::Problem> problems = plan::validate(e);
+  if (!problems.empty()) seen.at(problems.front().key).fail(problems.front().message);
+  if (e.parallel.dp == 0) e.parallel.dp = plan::derive_dp(e);
 }
 
 /// The device must support the training precision (whatever the plan).

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <string_view>
 
 #include "inflect/core/error.hpp"
 #include "inflect/scan/svg.hpp"
@@ -13,6 +15,15 @@ namespace inflect::scan {
 namespace {
 
 std::string gib(double bytes) { return fmt::format("{:.1f}", bytes / 1073741824.0); }
+// The row's peak memory per device, blank when unknown (a point that did not run, a trace without it).
+std::string peak_gib(const ScanRow& r) {
+  return r.has_report && r.report.memory.known ? gib(r.report.memory.peak.value()) : "";
+}
+// A figure of a row that ran, formatted; blank when the row did not run or the figure is unknown
+// (a trace without tokens per step). `scale` first (100 for a percentage).
+std::string figure(bool ok, const std::optional<double>& v, std::string_view spec, double scale = 1) {
+  return ok && v ? fmt::vformat(spec, fmt::make_format_args(scale == 1 ? *v : scale * *v)) : "";
+}
 std::string pct(double f) { return fmt::format("{:.0f}%", 100 * f); }
 
 // Markdown table cells must not contain a bare '|'.
@@ -97,9 +108,9 @@ std::string report_markdown(const ScanMeta& m, const std::vector<ScanRow>& rows,
     for (std::size_t i = 0; i < sr.series.points.size(); ++i) {
       const auto& p = sr.series.points[i];
       const auto& r = *sr.rows[i];
-      s += fmt::format("| {} | {:.4g} | {:.4g} | {} | {} | {:.4g} | {:.1f}% | {} | {} |\n", analysis::format_scale(p.scale),
+      s += fmt::format("| {} | {:.4g} | {:.4g} | {} | {} | {:.4g} | {} | {} | {} |\n", analysis::format_scale(p.scale),
                        p.throughput, met[i].per_device, pct(met[i].efficiency), i == 0 ? "" : pct(met[i].doubling_gain),
-                       p.step_time_s, 100 * r.mfu, gib(r.peak_memory_bytes), cell(r.plan));
+                       p.step_time.value(), figure(true, r.report.mfu, "{:.1f}%", 100), peak_gib(r), cell(r.report.plan));
     }
   }
   s += "\n## All points\n\n| # | family | values | status | devices | step s | tokens/s | MFU | peak GiB | avg W | peak W (100 ms) | "
@@ -108,12 +119,12 @@ std::string report_markdown(const ScanMeta& m, const std::vector<ScanRow>& rows,
   for (const auto& r : rows) {
     const bool ok = r.status == RowStatus::ok;
     s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.index,
-                     cell(r.family), cell(values_text(r)), status_name(r.status), r.devices,
-                     ok ? fmt::format("{:.4g}", r.step_time_s) : "", ok ? fmt::format("{:.4g}", r.tokens_per_s) : "",
-                     ok ? fmt::format("{:.1f}%", 100 * r.mfu) : "", r.status == RowStatus::invalid ? "" : gib(r.peak_memory_bytes),
-                     ok ? fmt::format("{:.0f}", r.avg_device_w) : "", ok ? fmt::format("{:.0f}", r.peak_avg_device_w) : "",
-                     ok ? fmt::format("{:.1f}", r.peak_temp_c) : "", ok ? fmt::format("{:.1f}%", 100 * r.throttled_fraction) : "",
-                     ok ? r.limiter : "", cell(r.plan), cell(r.reason));
+                     cell(r.family), cell(values_text(r)), status_name(r.status), r.report.devices,
+                     figure(ok, r.report.step_time.value(), "{:.4g}"), figure(ok, r.report.tokens_per_s, "{:.4g}"),
+                     figure(ok, r.report.mfu, "{:.1f}%", 100), peak_gib(r),
+                     figure(ok, r.report.power.avg_device.value(), "{:.0f}"), figure(ok, r.report.power.peak_avg_device.value(), "{:.0f}"),
+                     figure(ok, r.report.thermal.peak_temp.value(), "{:.1f}"), figure(ok, r.report.thermal.throttled_fraction, "{:.1f}%", 100),
+                     ok ? r.report.thermal.limiter : "", cell(r.report.plan), cell(r.reason));
   }
   return s;
 }
@@ -190,13 +201,13 @@ std::string report_html(const ScanMeta& m, const std::vector<ScanRow>& rows, con
     h += fmt::format("<tr><td>{}</td><td class=\"l\">{}</td>", r.index, escape(r.family));
     for (const auto& [k, v] : r.values) h += fmt::format("<td class=\"l\">{}</td>", escape(v));
     h += fmt::format("<td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>", status_name(r.status),
-                     r.devices, ok ? fmt::format("{:.4g}", r.step_time_s) : "", ok ? fmt::format("{:.4g}", r.tokens_per_s) : "",
-                     ok ? fmt::format("{:.1f}%", 100 * r.mfu) : "", r.status == RowStatus::invalid ? "" : gib(r.peak_memory_bytes));
+                     r.report.devices, figure(ok, r.report.step_time.value(), "{:.4g}"), figure(ok, r.report.tokens_per_s, "{:.4g}"),
+                     figure(ok, r.report.mfu, "{:.1f}%", 100), peak_gib(r));
     h += fmt::format("<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td>",
-                     ok ? fmt::format("{:.0f}", r.avg_device_w) : "", ok ? fmt::format("{:.0f}", r.peak_avg_device_w) : "",
-                     ok ? fmt::format("{:.1f}", r.peak_temp_c) : "", ok ? fmt::format("{:.1f}%", 100 * r.throttled_fraction) : "",
-                     ok ? escape(r.limiter) : "");
-    h += fmt::format("<td class=\"l\">{}</td><td class=\"l\">{}</td></tr>\n", escape(r.plan), escape(r.reason));
+                     figure(ok, r.report.power.avg_device.value(), "{:.0f}"), figure(ok, r.report.power.peak_avg_device.value(), "{:.0f}"),
+                     figure(ok, r.report.thermal.peak_temp.value(), "{:.1f}"), figure(ok, r.report.thermal.throttled_fraction, "{:.1f}%", 100),
+                     ok ? escape(r.report.thermal.limiter) : "");
+    h += fmt::format("<td class=\"l\">{}</td><td class=\"l\">{}</td></tr>\n", escape(r.report.plan), escape(r.reason));
   }
   h += "</table>\n<p>Rendered by inflect from scan.json and results.jsonl (<code>inflect report DIR</code> re-renders).</p>\n";
   return h + "</body></html>\n";

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "inflect/core/error.hpp"
+#include "inflect/io/report_fields.hpp"
 #include "inflect/io/report_json.hpp"
 
 namespace inflect::scan {
@@ -18,11 +19,21 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
-double get_number(const Json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
-}
+// A row's figures, in the order rows have always had them (names are report field keys or their
+// aliases, io/report_fields.hpp; scripts read these names).
+constexpr std::string_view kRowFigures[] = {
+    "devices", "nodes", "plan", "device", "tokens_per_step", "step_time_s", "tokens_per_s", "model_tflops_per_gpu", "mfu",
+    "breakdown.compute_s", "breakdown.compute_interference_s", "breakdown.compute_throttle_s", "breakdown.exposed_dp_s",
+    "breakdown.exposed_tp_s", "breakdown.exposed_pp_s", "breakdown.exposed_cp_s", "breakdown.exposed_ep_s",
+    "breakdown.bubble_s", "breakdown.other_s", "avg_device_w", "peak_device_w", "peak_avg_device_w", "energy_per_token_j",
+    "peak_temp_c", "throttled_fraction", "limiter", "peak_memory_bytes", "capacity_bytes", "fits"};
+// results.csv's figure columns, likewise (between the status and the reason).
+constexpr std::string_view kCsvFigures[] = {
+    "devices", "nodes", "device", "plan", "step_time_s", "tokens_per_s", "tokens_per_s_per_device",
+    "model_tflops_per_gpu", "mfu", "peak_memory_gib", "fits", "compute_s", "compute_interference_s", "exposed_dp_s",
+    "exposed_tp_s", "exposed_pp_s", "exposed_cp_s", "exposed_ep_s", "bubble_s", "other_s", "compute_throttle_s",
+    "avg_device_w", "peak_device_w", "peak_avg_device_w", "energy_per_token_j", "peak_temp_c", "throttled_fraction",
+    "limiter"};
 
 std::optional<RowStatus> status_from(const std::string& s) {
   if (s == "ok") return RowStatus::ok;
@@ -43,6 +54,15 @@ std::string csv_field(const std::string& s) {
 }
 
 std::string csv_number(double v) { return std::isfinite(v) ? fmt::format("{}", v) : ""; }
+
+// A figure as a CSV cell: empty when null.
+std::string csv_cell(const io::FieldValue& v) {
+  if (const auto* d = std::get_if<double>(&v)) return csv_number(*d);
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return fmt::format("{}", *i);
+  if (const auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  if (const auto* t = std::get_if<std::string>(&v)) return csv_field(*t);
+  return "";
+}
 
 void write_atomically(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
@@ -71,29 +91,8 @@ ScanRow row_from_report(const analysis::RunReport& r) {
   ScanRow row;
   row.status = r.simulated ? RowStatus::ok : RowStatus::does_not_fit;
   row.reason = r.not_simulated;
-  row.devices = r.devices;
-  row.nodes = r.nodes;
-  row.plan = r.plan;
-  row.device = r.device;
-  row.tokens_per_step = r.tokens_per_step;
-  if (r.simulated) {
-    row.step_time_s = r.step_time_s;
-    row.tokens_per_s = r.tokens_per_s;
-    row.model_tflops_per_gpu = r.model_tflops_per_gpu;
-    row.mfu = r.mfu;
-    row.breakdown = r.breakdown;
-    row.avg_device_w = r.power.avg_device_w;
-    row.peak_device_w = r.power.peak_device_w;
-    row.peak_avg_device_w = r.power.peak_avg_device_w;
-    row.energy_per_token_j = r.power.energy_per_token_j;
-    row.peak_temp_c = r.thermal.peak_temp_c;
-    row.throttled_fraction = r.thermal.throttled_fraction;
-    row.limiter = r.thermal.limiter;
-  }
-  row.peak_memory_bytes = r.memory.peak_bytes;
-  row.capacity_bytes = r.memory.capacity_bytes;
-  row.fits = r.memory.fits;
-  row.report_json = io::report_to_json(r, /*include_volatile=*/false);
+  row.report = r;
+  row.has_report = true;
   return row;
 }
 
@@ -107,42 +106,9 @@ std::string row_to_jsonl(const ScanRow& r) {
   j["values"] = std::move(values);
   j["status"] = status_name(r.status);
   j["reason"] = r.reason;
-  j["devices"] = r.devices;
-  j["nodes"] = r.nodes;
-  j["plan"] = r.plan;
-  j["device"] = r.device;
-  j["tokens_per_step"] = number(r.tokens_per_step);
-  const bool ok = r.status == RowStatus::ok;
-  auto timed = [&](double v) { return ok ? number(v) : Json(nullptr); };
-  j["step_time_s"] = timed(r.step_time_s);
-  j["tokens_per_s"] = timed(r.tokens_per_s);
-  j["model_tflops_per_gpu"] = timed(r.model_tflops_per_gpu);
-  j["mfu"] = timed(r.mfu);
-  const auto& b = r.breakdown;
-  Json br;
-  br["compute_s"] = timed(b.compute_s);
-  br["compute_interference_s"] = timed(b.compute_interference_s);
-  br["compute_throttle_s"] = timed(b.compute_throttle_s);
-  br["exposed_dp_s"] = timed(b.exposed_comm_s.dp);
-  br["exposed_tp_s"] = timed(b.exposed_comm_s.tp);
-  br["exposed_pp_s"] = timed(b.exposed_comm_s.pp);
-  br["exposed_cp_s"] = timed(b.exposed_comm_s.cp);
-  br["exposed_ep_s"] = timed(b.exposed_comm_s.ep);
-  br["bubble_s"] = timed(b.bubble_s);
-  br["other_s"] = timed(b.other_s);
-  j["breakdown"] = std::move(br);
-  j["avg_device_w"] = timed(r.avg_device_w);
-  j["peak_device_w"] = timed(r.peak_device_w);
-  j["peak_avg_device_w"] = timed(r.peak_avg_device_w);
-  j["energy_per_token_j"] = timed(r.energy_per_token_j);
-  j["peak_temp_c"] = timed(r.peak_temp_c);
-  j["throttled_fraction"] = timed(r.throttled_fraction);
-  j["limiter"] = ok ? Json(r.limiter) : Json(nullptr);
-  const bool loaded = r.status != RowStatus::invalid;
-  j["peak_memory_bytes"] = loaded ? number(r.peak_memory_bytes) : Json(nullptr);
-  j["capacity_bytes"] = loaded ? number(r.capacity_bytes) : Json(nullptr);
-  j["fits"] = loaded ? Json(r.fits) : Json(nullptr);
-  j["report"] = r.report_json.empty() ? Json(nullptr) : Json::parse(r.report_json);
+  // A point that did not run has no report: its figures are unknown, so null.
+  io::write_fields(j, r.report, kRowFigures, r.has_report);
+  j["report"] = r.has_report ? io::report_json(r.report, /*include_volatile=*/false) : Json(nullptr);
   return j.dump();
 }
 
@@ -167,39 +133,13 @@ std::optional<ScanRow> row_from_jsonl(const std::string& line) {
       for (const auto& [k, v] : j["values"].items()) r.values.emplace_back(k, v.is_string() ? v.get<std::string>() : v.dump());
     r.status = *status;
     r.reason = j.value("reason", "");
-    r.devices = j.value("devices", 0);
-    r.nodes = j.value("nodes", 0);
-    r.plan = j.value("plan", "");
-    r.device = j.value("device", "");
-    r.tokens_per_step = get_number(j, "tokens_per_step");
-    r.step_time_s = get_number(j, "step_time_s");
-    r.tokens_per_s = get_number(j, "tokens_per_s");
-    r.model_tflops_per_gpu = get_number(j, "model_tflops_per_gpu");
-    r.mfu = get_number(j, "mfu");
-    if (j.contains("breakdown") && j["breakdown"].is_object()) {
-      const auto& b = j["breakdown"];
-      r.breakdown.compute_s = get_number(b, "compute_s");
-      r.breakdown.compute_interference_s = get_number(b, "compute_interference_s");
-      r.breakdown.compute_throttle_s = get_number(b, "compute_throttle_s");
-      r.breakdown.exposed_comm_s.dp = get_number(b, "exposed_dp_s");
-      r.breakdown.exposed_comm_s.tp = get_number(b, "exposed_tp_s");
-      r.breakdown.exposed_comm_s.pp = get_number(b, "exposed_pp_s");
-      r.breakdown.exposed_comm_s.cp = get_number(b, "exposed_cp_s");
-      r.breakdown.exposed_comm_s.ep = get_number(b, "exposed_ep_s");
-      r.breakdown.bubble_s = get_number(b, "bubble_s");
-      r.breakdown.other_s = get_number(b, "other_s");
+    // The report holds every figure (the row's are copies of some): read it whole.
+    if (j["report"].is_object()) {
+      r.report = io::report_from_json(j["report"]);
+      r.has_report = true;
+    } else {
+      io::read_identity_fields(j, r.report, kRowFigures);
     }
-    r.avg_device_w = get_number(j, "avg_device_w");
-    r.peak_device_w = get_number(j, "peak_device_w");
-    r.peak_avg_device_w = get_number(j, "peak_avg_device_w");
-    r.energy_per_token_j = get_number(j, "energy_per_token_j");
-    r.peak_temp_c = get_number(j, "peak_temp_c");
-    r.throttled_fraction = get_number(j, "throttled_fraction");
-    r.limiter = j.contains("limiter") && j["limiter"].is_string() ? j["limiter"].get<std::string>() : "";
-    r.peak_memory_bytes = get_number(j, "peak_memory_bytes");
-    r.capacity_bytes = get_number(j, "capacity_bytes");
-    r.fits = j.contains("fits") && j["fits"].is_boolean() ? j["fits"].get<bool>() : true;
-    if (!j["report"].is_null()) r.report_json = j["report"].dump(2) + "\n";
     return r;
   } catch (const Json::exception&) {
     return std::nullopt;
@@ -212,11 +152,12 @@ std::string csv_header(const std::vector<std::string>& axis_paths) {
     h += ',';
     h += csv_field(p);
   }
-  h += ",status,devices,nodes,device,plan,step_time_s,tokens_per_s,tokens_per_s_per_device,model_tflops_per_gpu,mfu,"
-       "peak_memory_gib,fits,compute_s,compute_interference_s,exposed_dp_s,exposed_tp_s,exposed_pp_s,exposed_cp_s,"
-       "exposed_ep_s,bubble_s,other_s,compute_throttle_s,avg_device_w,peak_device_w,peak_avg_device_w,energy_per_token_j,"
-       "peak_temp_c,throttled_fraction,limiter,reason";
-  return h;
+  h += ",status";
+  for (const auto name : kCsvFigures) {
+    h += ',';
+    h += name;
+  }
+  return h + ",reason";
 }
 
 std::string row_to_csv(const ScanRow& r) {
@@ -225,20 +166,13 @@ std::string row_to_csv(const ScanRow& r) {
     s += ',';
     s += csv_field(v);
   }
-  const bool ok = r.status == RowStatus::ok;
-  const bool loaded = r.status != RowStatus::invalid;
-  auto t = [&](double v) { return ok ? csv_number(v) : std::string(); };
-  const auto& b = r.breakdown;
-  s += fmt::format(",{},{},{},{},{}", status_name(r.status), r.devices, r.nodes, csv_field(r.device), csv_field(r.plan));
-  s += fmt::format(",{},{},{},{},{}", t(r.step_time_s), t(r.tokens_per_s),
-                   t(r.devices > 0 ? r.tokens_per_s / r.devices : 0), t(r.model_tflops_per_gpu), t(r.mfu));
-  s += fmt::format(",{},{}", loaded ? csv_number(r.peak_memory_bytes / 1073741824.0) : "",
-                   loaded ? (r.fits ? "true" : "false") : "");
-  s += fmt::format(",{},{},{},{},{},{},{},{},{}", t(b.compute_s), t(b.compute_interference_s), t(b.exposed_comm_s.dp),
-                   t(b.exposed_comm_s.tp), t(b.exposed_comm_s.pp), t(b.exposed_comm_s.cp), t(b.exposed_comm_s.ep),
-                   t(b.bubble_s), t(b.other_s));
-  s += fmt::format(",{},{},{},{},{},{},{},{}", t(b.compute_throttle_s), t(r.avg_device_w), t(r.peak_device_w),
-                   t(r.peak_avg_device_w), t(r.energy_per_token_j), t(r.peak_temp_c), t(r.throttled_fraction), ok ? csv_field(r.limiter) : "");
+  s += ',';
+  s += status_name(r.status);
+  for (const auto name : kCsvFigures) {
+    const io::FieldName field = io::field_named(name);
+    s += ',';
+    if (r.has_report || field.field->identity) s += csv_cell(io::field_value(field, r.report));
+  }
   s += ',';
   s += csv_field(r.reason);
   return s;

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
@@ -11,10 +10,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
 
 #include "inflect/analysis/simulate.hpp"
 #include "inflect/core/error.hpp"
+#include "inflect/core/parallel.hpp"
 #include "inflect/io/experiment_loader.hpp"
 #include "inflect/io/topology_loader.hpp"
 
@@ -35,8 +34,8 @@ void devices_from_topology(const ScanSpec& spec, const ScanPoint& p, ScanRow& ro
     const auto path = io::find_input_file(cluster["topology"].Scalar(), spec.base_dir);
     if (!path) return;
     const auto topo = io::load_topology(*path);
-    row.nodes = nodes;
-    row.devices = nodes * topo.devices_per_node;
+    row.report.nodes = nodes;
+    row.report.devices = nodes * topo.devices_per_node;
   } catch (const std::exception&) {
     // The loader's own error already explains the point; no scale is better than a guess.
   }
@@ -73,8 +72,8 @@ ScanRow run_point(const ScanSpec& spec, const ScanPoint& point, plan::Fidelity f
     const auto* ce = dynamic_cast<const core::Error*>(&err);
     row.status = ce && ce->kind() == core::ErrorKind::input ? RowStatus::invalid : RowStatus::failed;
     row.reason = ce ? core::format_error(*ce) : err.what();
-    row.devices = e.cluster.devices();
-    row.nodes = e.cluster.nodes;
+    row.report.devices = e.cluster.devices();
+    row.report.nodes = e.cluster.nodes;
   }
   return row;
 }
@@ -88,7 +87,7 @@ ScanMeta meta_of(const ScanSpec& spec, int points, plan::Fidelity fidelity) {
   m.scale = spec.analysis.scale;
   m.inflection = spec.analysis.inflection;
   m.points = points;
-  m.fidelity = fidelity == plan::Fidelity::full ? "full" : "symmetric";
+  m.fidelity = plan::fidelity_name(fidelity);
   return m;
 }
 
@@ -150,14 +149,13 @@ ScanOutcome run_scan(const ScanSpec& spec, const std::string& out_dir, const Sca
 
   std::mutex mu;
   std::condition_variable ready;
-  std::atomic<std::size_t> next{0};
   Progress progress;
   progress.to_run = static_cast<int>(to_run_everywhere);
   progress.resumed = outcome.resumed;
   std::vector<ScanRow> fresh;
   fresh.reserve(to_run_everywhere);
-  std::size_t sent = 0;  // rank > 0: rows of `fresh` already sent
-  int workers_left = 0;
+  std::size_t sent = 0;        // rank > 0: rows of `fresh` already sent
+  bool workers_done = false;  // rank > 0: no more rows of this process will come
   // Under the lock: a finished row, from this process or (rank 0) from another rank.
   auto record = [&](ScanRow row) {
     if (leader) {
@@ -170,35 +168,24 @@ ScanOutcome run_scan(const ScanSpec& spec, const std::string& out_dir, const Sca
     progress.last = &fresh.back();
     if (leader && options.on_progress) options.on_progress(progress);
   };
-  auto worker = [&] {
-    for (;;) {
-      const std::size_t i = next.fetch_add(1);
-      if (i >= todo.size()) break;
-      ScanRow row = run_point(spec, *todo[i], options.fidelity);
-      std::lock_guard<std::mutex> lock(mu);
-      record(std::move(row));
-      ready.notify_all();
-    }
+  // Each thread takes the next point not yet taken: points differ a lot in cost.
+  auto run_one = [&](std::size_t i) {
+    ScanRow row = run_point(spec, *todo[i], options.fidelity);
     std::lock_guard<std::mutex> lock(mu);
-    --workers_left;
+    record(std::move(row));
     ready.notify_all();
   };
-  int jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  jobs = std::max(1, std::min<int>(jobs, static_cast<int>(todo.size())));
-  {
-    std::vector<std::jthread> pool;
-    if (!spread) {
-      workers_left = jobs;
-      for (int j = 1; j < jobs; ++j) pool.emplace_back(worker);
-      worker();
-    } else {
-      // The calling thread talks to the other ranks (MPI funneled); the workers simulate.
-      // Spawn a fixed count: `workers_left` is counted down by the workers as they finish, so it
-      // must not bound this loop (a fast worker would stop the spawning and the count would never
-      // reach zero).
-      const int spawn = todo.empty() ? 0 : jobs;
-      workers_left = spawn;
-      for (int j = 0; j < spawn; ++j) pool.emplace_back(worker);
+  const int jobs = core::jobs_or_hardware(options.jobs);
+  if (!spread) {
+    core::parallel_pull(todo.size(), jobs, run_one);
+  } else {
+    // The calling thread talks to the other ranks (MPI funneled); the workers simulate.
+    auto on_workers_done = [&] {
+      std::lock_guard<std::mutex> lock(mu);
+      workers_done = true;
+      ready.notify_all();
+    };
+    auto talk_to_peers = [&] {
       if (leader) {
         std::map<std::string, const ScanPoint*> by_key;
         for (const auto& p : points) by_key.emplace(p.key, &p);
@@ -217,19 +204,20 @@ ScanOutcome run_scan(const ScanSpec& spec, const std::string& out_dir, const Sca
       } else {
         std::unique_lock<std::mutex> lock(mu);
         for (;;) {
-          ready.wait(lock, [&] { return sent < fresh.size() || workers_left == 0; });
+          ready.wait(lock, [&] { return sent < fresh.size() || workers_done; });
           while (sent < fresh.size()) {
             const std::string line = row_to_jsonl(fresh[sent++]);
             lock.unlock();
             peers.send(line);
             lock.lock();
           }
-          if (workers_left == 0 && sent == fresh.size()) break;
+          if (workers_done && sent == fresh.size()) break;
         }
         lock.unlock();
         peers.finish();
       }
-    }
+    };
+    core::parallel_pull_alongside(todo.size(), jobs, run_one, on_workers_done, talk_to_peers);
   }
   if (leader) {
     jsonl.close();

@@ -26,7 +26,7 @@ std::string short_label(const std::string& path, const std::string& value) {
 }  // namespace
 
 double row_scale(const ScanMeta& m, const ScanRow& r) {
-  if (m.scale == "devices") return r.devices;
+  if (m.scale == "devices") return r.report.devices;
   for (const auto& [k, v] : r.values)
     if (k == m.scale) {
       double x = 0;
@@ -78,13 +78,17 @@ ScanAnalysis analyze(const ScanMeta& m, const std::vector<ScanRow>& rows) {
       s.series.infeasible.push_back({x, fmt::format("{}: {}", status_name(r.status), r.reason)});
       continue;
     }
+    if (!r.report.tokens_per_s) {  // a trace without tokens per step: no throughput to put on the curve
+      s.series.infeasible.push_back({x, "throughput unknown: the trace does not give tokens_per_step"});
+      continue;
+    }
     if (!s.series.points.empty() && s.series.points.back().scale == x) continue;  // a second point at one scale
     analysis::ScalingPoint p;
     p.scale = x;
-    p.devices = r.devices;
-    p.throughput = r.tokens_per_s;
-    p.step_time_s = r.step_time_s;
-    p.breakdown = r.breakdown;
+    p.devices = r.report.devices;
+    p.throughput = *r.report.tokens_per_s;
+    p.step_time = r.report.step_time;
+    p.breakdown = r.report.breakdown;
     s.series.points.push_back(p);
     s.rows.push_back(&r);
   }

@@ -38,9 +38,9 @@ Estimator::Estimator(const plan::Experiment& base, std::shared_ptr<const net::To
 
 double Estimator::kernel_s(const core::KernelCost& k) const {
   const double cap = e_.cluster.power_cap();
-  if (cap >= power_.board_w()) return compute_.duration(k).seconds();  // the calibrated clock
-  const hw::KernelPower p = power_.profile(k, compute_);  // p.t_cal_s is that duration
-  return p.t_cal_s * power_.time_scale(p, power_.level_under(p, cap));
+  if (cap >= power_.board().value()) return compute_.duration(k).seconds();  // the calibrated clock
+  const hw::KernelPower p = power_.profile(k, compute_);  // p.t_cal is that duration
+  return p.t_cal.value() * power_.time_scale(p, power_.level_under(p, core::Watts(cap)));
 }
 
 double Estimator::seconds_of(const std::vector<workload::KernelSpec>& ks, int which) const {

@@ -25,6 +25,16 @@ using io::Node;
 constexpr const char* kSearched[] = {"tp", "pp", "dp", "cp", "ep", "zero", "fsdp", "schedule", "virtual_stages",
                                      "recompute", "sequence_parallel", "mesh", "shard_group"};
 
+/// Why parallel.<key> cannot be written in a search file, and what to write instead: most keys
+/// have a search.<key> list; the others are derived by the search or not searched at all.
+std::string searched_key_message(const std::string& key) {
+  if (key == "dp") return "parallel.dp is what the search derives (devices / (tp*pp*cp)); restrict tp, pp and cp instead";
+  if (key == "fsdp") return "parallel.fsdp is ZeRO-3 to the search; restrict it with search.zero instead";
+  if (key == "mesh") return "parallel.mesh is not searched: the search places ranks in the default order (tp, cp, pp, dp)";
+  if (key == "shard_group") return "parallel.shard_group (hybrid sharding) is not searched yet: every searched plan shards over dp*cp";
+  return fmt::format("parallel.{} is what the search varies; restrict it with search.{} instead", key, key);
+}
+
 std::vector<Node> list_of(const Node& n, const std::string& what) {
   if (!n.is_sequence() || n.raw().size() == 0) n.fail(fmt::format("expected a non-empty list of {}", what));
   return n.items();
@@ -91,9 +101,7 @@ SearchSpec parse_search(const std::string& text, const std::string& name, const 
     const Node par = root.child("parallel");
     if (par.is_map())
       for (const char* k : kSearched)
-        if (par.raw()[k])
-          par.child(k).fail(fmt::format("parallel.{} is what the search varies; restrict it with search.{} instead", k,
-                                        std::string(k) == "schedule" ? "schedule" : k));
+        if (par.raw()[k]) par.child(k).fail(searched_key_message(k));
     // The estimate has no closed form for TE's TP overlap (ring-exchange hops behind GEMM slices,
     // pipelined reduce-scatter pieces): ranking plans by an estimate that ignores it would put
     // them in the wrong order, so a search does not take it.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "inflect/core/strings.hpp"
@@ -29,13 +30,22 @@ std::string num(int v) { return std::to_string(v); }
 
 std::string gb(double bytes) { return fmt::format("{:.1f}", bytes / 1e9); }
 
+// The estimate's figures under the names search.json has always given them (report fields and
+// their aliases, io/report_fields.hpp): an estimate is a partial report of the same plan.
+constexpr std::string_view kEstimateFigures[] = {"step_time_s",       "compute_s",         "exposed_comm_s.dp",
+                                                 "exposed_comm_s.tp", "exposed_comm_s.pp", "exposed_comm_s.cp",
+                                                 "exposed_comm_s.ep", "bubble_s",          "memory_peak_bytes"};
+
 Json estimate_json(const Estimate& e) {
+  analysis::RunReport r;
+  r.step_time = core::Seconds(e.step_s);
+  r.breakdown.compute = core::Seconds(e.compute_s);
+  r.breakdown.exposed_comm = {core::Seconds(e.dp_s), core::Seconds(e.tp_s), core::Seconds(e.pp_s), core::Seconds(e.cp_s),
+                             core::Seconds(e.ep_s)};
+  r.breakdown.bubble = core::Seconds(e.bubble_s);
+  r.memory.peak = core::Bytes(e.memory_peak_bytes);
   Json j;
-  j["step_time_s"] = e.step_s;
-  j["compute_s"] = e.compute_s;
-  j["exposed_comm_s"] = {{"dp", e.dp_s}, {"tp", e.tp_s}, {"pp", e.pp_s}, {"cp", e.cp_s}, {"ep", e.ep_s}};
-  j["bubble_s"] = e.bubble_s;
-  j["memory_peak_bytes"] = e.memory_peak_bytes;
+  io::write_fields(j, r, kEstimateFigures);
   return j;
 }
 
@@ -83,13 +93,13 @@ std::string format_search(const SearchResult& r, const SearchSpec& spec) {
     return out;
   }
   std::size_t w = 4;
-  for (const auto& p : r.plans) w = std::max(w, describe(p.plan).size());
+  for (const auto& p : r.plans) w = std::max(w, p.label.size());
   out += fmt::format("\n{:>3} {:>4}  {:<{}} {:>9} {:>9} {:>10} {:>6} {:>7}  {:>7} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}\n", "#", "est",
                      "plan", w, "step s", "est s", "tokens/s", "MFU", "mem GB", "compute", "bubble", "dp", "tp", "pp", "cp", "ep");
   int rank = 0;
   for (const auto& p : r.plans) {
     ++rank;
-    const std::string name = describe(p.plan);
+    const std::string& name = p.label;
     if (!p.report || !p.report->simulated) {
       out += fmt::format("{:>3} {:>4}  {:<{}} {:>9} {:>9.3f}  {}\n", "-", p.estimate_rank, name, w, "failed", p.estimate.step_s,
                          p.error.empty() ? (p.report ? p.report->not_simulated : std::string()) : p.error);
@@ -98,9 +108,9 @@ std::string format_search(const SearchResult& r, const SearchSpec& spec) {
     const auto& rep = *p.report;
     const auto& bd = rep.breakdown;
     out += fmt::format("{:>3} {:>4}  {:<{}} {:>9.3f} {:>9.3f} {:>10.4g} {:>5.1f}% {:>7}  {:>7.3f} {:>6.3f} {:>6.3f} {:>6.3f} {:>6.3f} {:>6.3f} {:>6.3f}\n",
-                       rank, p.estimate_rank, name, w, rep.step_time_s, p.estimate.step_s, rep.tokens_per_s, 100 * rep.mfu,
-                       gb(rep.memory.peak_bytes), bd.compute_s, bd.bubble_s, bd.exposed_comm_s.dp, bd.exposed_comm_s.tp,
-                       bd.exposed_comm_s.pp, bd.exposed_comm_s.cp, bd.exposed_comm_s.ep);
+                       rank, p.estimate_rank, name, w, rep.step_time.value(), p.estimate.step_s, rep.tokens_per_s.value_or(std::nan("")), 100 * rep.mfu.value_or(std::nan("")),
+                       gb(rep.memory.peak.value()), bd.compute.value(), bd.bubble.value(), bd.exposed_comm.dp.value(), bd.exposed_comm.tp.value(),
+                       bd.exposed_comm.pp.value(), bd.exposed_comm.cp.value(), bd.exposed_comm.ep.value());
   }
   int ok = 0;
   for (const auto& p : r.plans) ok += p.report && p.report->simulated;
@@ -135,12 +145,11 @@ std::string search_to_json(const SearchResult& r, bool include_volatile) {
   Json plans = Json::array();
   for (const auto& p : r.plans) {
     Json x;
-    x["plan"] = describe(p.plan);
+    x["plan"] = p.label;
     x["parallel"] = plan_json(p.plan);
     x["estimate_rank"] = p.estimate_rank;
     x["estimate"] = estimate_json(p.estimate);
-    if (p.report) x["report"] = Json::parse(io::report_to_json(*p.report, include_volatile));
-    else x["report"] = nullptr;
+    x["report"] = p.report ? io::report_json(*p.report, include_volatile) : Json(nullptr);
     if (!p.error.empty()) x["error"] = p.error;
     plans.push_back(std::move(x));
   }

@@ -2,12 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <mutex>
 #include <numeric>
-#include <thread>
 
 #include "inflect/analysis/simulate.hpp"
 #include "inflect/core/error.hpp"
+#include "inflect/core/parallel.hpp"
 
 namespace inflect::search {
 
@@ -17,30 +16,6 @@ double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-/// Runs body(i) for i in [0, n) on `jobs` threads, thread t taking the t-th contiguous block.
-template <class Body>
-void parallel_blocks(std::size_t n, int jobs, Body body) {
-  const std::size_t threads = std::max<std::size_t>(1, std::min<std::size_t>(static_cast<std::size_t>(std::max(1, jobs)), n));
-  if (threads == 1) {
-    body(0, n);
-    return;
-  }
-  std::vector<std::thread> pool;
-  std::exception_ptr failure;
-  std::mutex m;
-  for (std::size_t t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      try {
-        body(n * t / threads, n * (t + 1) / threads);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(m);
-        if (!failure) failure = std::current_exception();
-      }
-    });
-  for (auto& th : pool) th.join();
-  if (failure) std::rethrow_exception(failure);
-}
-
 }  // namespace
 
 std::vector<Estimate> estimate_all(const plan::Experiment& base, const std::vector<Candidate>& plans, int jobs,
@@ -48,7 +23,8 @@ std::vector<Estimate> estimate_all(const plan::Experiment& base, const std::vect
   std::vector<Estimate> out(plans.size());
   if (plans.empty()) return out;
   auto topo = std::make_shared<const net::Topology>(base.cluster.topology, base.cluster.nodes);
-  parallel_blocks(plans.size(), jobs, [&](std::size_t lo, std::size_t hi) {
+  // Contiguous blocks, each with its own Estimator, so the estimates do not depend on `jobs`.
+  core::parallel_blocks(plans.size(), jobs, [&](std::size_t lo, std::size_t hi) {
     Estimator est(base, topo);
     for (std::size_t i = lo; i < hi; ++i) out[i] = est.estimate(plans[i], even_if_over_memory);
   });
@@ -104,11 +80,12 @@ SearchResult run_search(const SearchSpec& spec, const SearchOptions& options) {
   r.plans.resize(k);
   for (std::size_t i = 0; i < k; ++i) {
     r.plans[i].plan = plans[order[i]];
+    r.plans[i].label = describe(spec.base, r.plans[i].plan);
     r.plans[i].estimate = est[order[i]];
     r.plans[i].estimate_rank = static_cast<int>(i) + 1;
   }
   t0 = std::chrono::steady_clock::now();
-  parallel_blocks(k, r.jobs, [&](std::size_t lo, std::size_t hi) {
+  core::parallel_blocks(k, r.jobs, [&](std::size_t lo, std::size_t hi) {
     for (std::size_t i = lo; i < hi; ++i) {
       try {
         r.plans[i].report = simulate_plan(spec.base, r.plans[i].plan, options.fidelity);

@@ -5,7 +5,10 @@
 #include <fmt/format.h>
 
 #include "inflect/core/error.hpp"
+#include "inflect/plan/compiler.hpp"
+#include "inflect/plan/plan_summary.hpp"
 #include "inflect/plan/schedule.hpp"
+#include "inflect/plan/validate.hpp"
 
 namespace inflect::search {
 
@@ -37,20 +40,24 @@ void apply(const Candidate& c, plan::Experiment& e) {
   e.training.micro_batch = c.micro_batch;
 }
 
-std::string describe(const Candidate& c) {
-  const std::string sched = plan::schedule_label(c.schedule, c.virtual_stages);
-  std::string ep = c.ep > 1 ? fmt::format(" ep{}", c.ep) : std::string();
-  return fmt::format("tp{} cp{} pp{} dp{}{}{} zero{} {} recompute={} mb{}", c.tp, c.cp, c.pp, c.dp, ep,
-                     c.sequence_parallel ? " sp" : "", c.zero, sched, workload::recompute_name(c.recompute), c.micro_batch);
+std::string describe(const plan::Experiment& base, const Candidate& c) {
+  plan::Experiment e = base;
+  apply(c, e);
+  return plan::plan_label(e);
 }
 
 SearchSpace resolve_space(const plan::Experiment& base, SearchSpace space) {
   if (!base.workload.model) throw core::Error(core::ErrorKind::input, "a search needs a model (model.preset or model.*)");
   const auto& m = *base.workload.model;
-  const int per_node = base.cluster.topology.devices_per_node;
-  if (space.tp.empty())
-    for (int d : divisors(per_node))
-      if (m.heads % d == 0 && (m.kv_heads > 0 ? m.kv_heads : m.heads) % d == 0) space.tp.push_back(d);
+  if (space.tp.empty()) {
+    // The divisors of the node that plan::validate's tensor-parallel rules allow (the heads and
+    // the KV heads).
+    plan::Experiment e = base;
+    for (int d : divisors(base.cluster.topology.devices_per_node)) {
+      e.parallel.tp = d;
+      if (plan::passes(e, plan::Stage::tensor_parallel)) space.tp.push_back(d);
+    }
+  }
   if (space.pp.empty()) space.pp = divisors(m.layers);
   if (space.ep.empty()) space.ep = m.is_moe() ? divisors(m.moe.experts) : std::vector<int>{1};
   return space;
@@ -62,54 +69,58 @@ double space_size(const SearchSpace& s) {
 }
 
 std::vector<Candidate> enumerate_plans(const plan::Experiment& base, const SearchSpace& in) {
+  using plan::Stage;
   const SearchSpace space = resolve_space(base, in);
-  const auto& m = *base.workload.model;
-  const std::int64_t devices = base.cluster.devices();
-  const std::int64_t per_node = base.cluster.topology.devices_per_node;
-  const std::int64_t kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
-  const std::int64_t seq = base.training.seq_len, gb = base.training.global_batch;
+  // One experiment whose plan each loop level overwrites with its knob (as apply() would) and
+  // checks with plan::validate's rules of that knob's stage, so a combination is dropped at the
+  // first knob that breaks a rule and every candidate kept passes them all.
+  plan::Experiment e = base;
+  auto& p = e.parallel;
+  p.fsdp = false;  // a candidate's sharding is its zero
+  p.dp = 0;        // derived from the devices
+  auto legal = [&](Stage s) { return plan::passes(e, s); };
 
   std::vector<Candidate> out;
   Candidate c;
   for (int tp : space.tp) {
-    if (tp < 1 || per_node % tp != 0 || m.heads % tp != 0 || kv % tp != 0) continue;
+    p.tp = tp;
+    if (!legal(Stage::tensor_parallel)) continue;
     // With tp = 1 sequence parallelism does not apply: one plan, whatever the list says.
     const std::vector<bool> sp_values = tp == 1 ? std::vector<bool>{false} : space.sequence_parallel;
     for (int cp : space.cp) {
-      if (cp < 1 || seq % cp != 0) continue;
+      p.cp = cp;
+      if (!legal(Stage::context_parallel)) continue;
       for (int pp : space.pp) {
-        if (pp < 1 || m.layers % pp != 0) continue;
-        const std::int64_t inner = std::int64_t{tp} * cp * pp;
-        if (devices % inner != 0) continue;
-        const std::int64_t dp = devices / inner;
+        p.pp = pp;
+        if (!legal(Stage::pipeline_parallel)) continue;
+        const int dp = plan::derive_dp(e);
         for (int ep : space.ep) {
-          if (ep < 1 || (ep > 1 && (!m.is_moe() || m.moe.experts % ep != 0 || dp % ep != 0))) continue;
+          p.ep = ep;
+          if (!legal(Stage::expert_parallel)) continue;
           for (std::int64_t mb : space.micro_batch) {
-            if (mb < 1 || gb % (dp * mb) != 0) continue;
-            const std::int64_t mbs = gb / (dp * mb);
-            if (mbs > 65535) continue;
+            e.training.micro_batch = mb;
+            if (!legal(Stage::micro_batch)) continue;
             for (int zero : space.zero) {
-              if (zero < 0 || zero > 3) continue;
-              // ZeRO shards over dp*cp; with one rank there is nothing to shard.
+              p.zero = zero;
+              if (!legal(Stage::zero)) continue;
+              // ZeRO shards over dp*cp; with one rank there is nothing to shard: zero 0 is that plan.
               if (zero > 0 && dp * cp == 1) continue;
               for (plan::Schedule s : space.schedules) {
                 // With one stage every schedule is the same plan: keep 1F1B only.
                 if (pp == 1 && s != plan::Schedule::one_f_one_b) continue;
+                p.schedule = s;
                 const std::vector<int> one = {1};
                 for (int v : s == plan::Schedule::interleaved ? space.virtual_stages : one) {
-                  plan::ScheduleShape shape;
-                  shape.stages = pp;
-                  shape.micro_batches = static_cast<int>(mbs);
-                  shape.virtual_stages = v;
-                  shape.layers = m.layers;
-                  if (!plan::schedule_problem(s, shape).empty()) continue;
+                  p.virtual_stages = v;
+                  if (!legal(Stage::schedule)) continue;
                   for (plan::Recompute r : space.recompute)
                     for (bool sp : sp_values) {
-                      if (sp && (seq / cp) % tp != 0) continue;
+                      p.sequence_parallel = sp;
+                      if (!legal(Stage::sequence_parallel)) continue;
                       c.tp = tp;
                       c.cp = cp;
                       c.pp = pp;
-                      c.dp = static_cast<int>(dp);
+                      c.dp = dp;
                       c.ep = ep;
                       c.micro_batch = mb;
                       c.zero = zero;

@@ -82,8 +82,8 @@ class Compute {
   void sample_device(Slot slot, Time now) {
     if (!opt_.observer) return;
     const std::uint32_t s = slot.value();
-    opt_.observer->on_device(g_, DeviceSample{g_.simulated_ranks()[s], now, power_.power_w(s), power_.clock_mhz(s),
-                                              power_.temperature_c(s)});
+    opt_.observer->on_device(g_, DeviceSample{g_.simulated_ranks()[s], now, power_.power(s), power_.clock_mhz(s),
+                                              power_.temperature(s)});
   }
 
   const workload::ExecutionGraph& g_;

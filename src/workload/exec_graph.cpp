@@ -183,7 +183,7 @@ ExecutionGraph ExecutionGraph::expanded() const {
   g.kernels_ = kernels_;
   g.collectives_ = collectives_;
   g.groups_ = groups_;
-  g.meta_ = meta_;
+  g.facts_ = facts_;
   // Place every op at its expanded_id (op() and op_deps() already write replicas out), then add
   // them in that order.
   const std::size_t n = op_count();

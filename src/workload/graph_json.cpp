@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -24,6 +25,8 @@ constexpr int kVersion = 1;
 const std::vector<std::string> kTopKeys = {"format", "version", "name", "total_ranks", "simulated_ranks",
                                            "represents", "streams", "meta", "groups", "kernels",
                                            "collectives", "ops"};
+const std::vector<std::string> kMetaKeys = {"memory_peak_bytes", "micro_batches", "model_flops_per_step",
+                                            "tokens_per_step"};
 const std::vector<std::string> kClassNames = {"gemm", "attention", "memory", "attention_backward"};
 const std::vector<std::string> kPrecisionNames = {"fp32", "tf32", "bf16", "fp16", "fp8"};
 const std::vector<std::string> kKindNames = {"all_reduce", "reduce_scatter", "all_gather", "all_to_all",
@@ -137,11 +140,21 @@ std::string graph_to_json(const ExecutionGraph& g) {
   out += "\"represents\":" + int_list(g.represents()) + ",\n";
   out += "\"streams\":" + json(g.stream_names()).dump() + ",\n";
   out += "\"meta\":{";
+  // The facts the graph knows, by name in sorted order (as the free-form map they once were was);
+  // a fact it does not know is left out, never written as 0.
+  const GraphFacts& facts = g.facts();
+  std::vector<std::pair<const char*, std::optional<double>>> known = {
+      {"memory_peak_bytes", facts.memory_peak ? std::optional(facts.memory_peak->value()) : std::nullopt},
+      {"micro_batches", facts.micro_batches ? std::optional(static_cast<double>(*facts.micro_batches)) : std::nullopt},
+      {"model_flops_per_step",
+       facts.model_flops_per_step ? std::optional(facts.model_flops_per_step->value()) : std::nullopt},
+      {"tokens_per_step", facts.tokens_per_step}};
   bool first = true;
-  for (const auto& [k, v] : g.meta()) {  // std::map: sorted, deterministic
+  for (const auto& [k, v] : known) {
+    if (!v) continue;
     if (!first) out += ',';
     first = false;
-    out += str(k) + ":" + num(v);
+    out += str(k) + ":" + num(*v);
   }
   out += "},\n\"groups\":[";
   for (std::size_t i = 0; i < g.groups().size(); ++i) {
@@ -265,12 +278,21 @@ ExecutionGraph graph_from_json(const std::string& text, const std::string& file)
 
   const json& meta = doc["meta"];
   if (!meta.is_object()) r.fail("meta", fmt::format("expected an object, got {}", Reader::type_of(meta)));
+  GraphFacts& facts = g.facts();
   for (const auto& [k, v] : meta.items()) {
-    std::string path = "meta." + k;
-    if (!v.is_number()) r.fail(path, fmt::format("expected a number, got {}", Reader::type_of(v)));
-    double x = v.get<double>();
-    if (!std::isfinite(x)) r.fail(path, "must be finite");
-    g.meta()[k] = x;
+    const std::string path = "meta." + k;
+    const double x = r.non_negative(v, path);
+    if (k == "tokens_per_step") facts.tokens_per_step = x;
+    else if (k == "model_flops_per_step") facts.model_flops_per_step = core::Flops(x);
+    else if (k == "memory_peak_bytes") facts.memory_peak = core::Bytes(x);
+    else if (k == "micro_batches") {
+      if (!(x >= 1 && x == std::floor(x) && x <= 1e15)) r.fail(path, fmt::format("{} is not a whole number >= 1", x));
+      facts.micro_batches = static_cast<std::int64_t>(x);
+    } else {
+      const std::string hint = core::closest_match(k, kMetaKeys);
+      r.fail(path, fmt::format("unknown figure '{}'{}; known: {}", k, hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint),
+                               core::join(kMetaKeys)));
+    }
   }
 
   const json& groups = r.array(doc["groups"], "groups");

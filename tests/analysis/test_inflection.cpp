@@ -16,8 +16,8 @@ Series series(const std::string& name, const std::vector<std::pair<double, doubl
     ScalingPoint p;
     p.scale = x;
     p.throughput = y;
-    p.step_time_s = 1;
-    p.breakdown.compute_s = 1;
+    p.step_time = inflect::core::Seconds(1);
+    p.breakdown.compute = inflect::core::Seconds(1);
     s.points.push_back(p);
   }
   return s;
@@ -97,8 +97,8 @@ TEST_CASE("series findings: doubling gain and efficiency floor at the hand-compu
 
 TEST_CASE("series findings: a doubling-gain drop says which overhead grew, with its shares") {
   auto s = series("fsdp", {{256, 100}, {512, 120}});
-  s.points[0].breakdown.exposed_comm_s.dp = 0.04;  // 4% of a 1 s step
-  s.points[1].breakdown.exposed_comm_s.dp = 0.31;  // 31%
+  s.points[0].breakdown.exposed_comm.dp = inflect::core::Seconds(0.04);  // 4% of a 1 s step
+  s.points[1].breakdown.exposed_comm.dp = inflect::core::Seconds(0.31);  // 31%
   InflectionOptions o;
   o.min_doubling_gain = 0.6;
   const auto fs = series_findings(s, o, "GPUs");

@@ -29,8 +29,8 @@ workload::ExecutionGraph one_kernel_graph(int ranks) {
   auto k = g.add_kernel(workload::Kernel{"k", c, {}});
   std::vector<workload::OpId> none;
   g.add_op(0, s, workload::OpType::compute, k, workload::Phase::forward, 0, 0, none);
-  g.meta()["tokens_per_step"] = 1000;
-  g.meta()["model_flops_per_step"] = 8 * 2e9;
+  g.facts().tokens_per_step = 1000;
+  g.facts().model_flops_per_step = core::Flops(8 * 2e9);
   return g;
 }
 
@@ -42,13 +42,33 @@ TEST_CASE("simulate_graph derives throughput and FLOP rates from the step") {
   plan::Experiment e = one_node();
   workload::ExecutionGraph g = one_kernel_graph(8);
   analysis::RunReport r = analysis::simulate_graph(e, g, nullptr, "test", {});
-  CHECK(r.step_time_s == doctest::Approx(1e-3).epsilon(1e-9));
-  CHECK(r.tokens_per_s == doctest::Approx(1e6).epsilon(1e-9));
+  CHECK(r.step_time.value() == doctest::Approx(1e-3).epsilon(1e-9));
+  CHECK(r.tokens_per_s.value() == doctest::Approx(1e6).epsilon(1e-9));
   CHECK(r.hardware_tflops_per_gpu == doctest::Approx(2.0).epsilon(1e-9));
-  CHECK(r.model_tflops_per_gpu == doctest::Approx(2.0).epsilon(1e-9));
-  CHECK(r.mfu == doctest::Approx(0.02).epsilon(1e-9));
-  CHECK(r.breakdown.compute_s == doctest::Approx(1e-3).epsilon(1e-9));
+  CHECK(r.model_tflops_per_gpu.value() == doctest::Approx(2.0).epsilon(1e-9));
+  CHECK(r.mfu.value() == doctest::Approx(0.02).epsilon(1e-9));
+  CHECK(r.breakdown.compute.value() == doctest::Approx(1e-3).epsilon(1e-9));
   CHECK_FALSE(r.memory.known);  // no memory figures in the graph
+}
+
+TEST_CASE("a trace without tokens or model FLOPs reports them unknown, not 0") {
+  // The same graph with no facts at all (a trace from elsewhere): the step is still timed, but
+  // tokens/s, model TFLOP/s, MFU and energy per token are unknown, as are the memory figures.
+  plan::Experiment e = one_node();
+  workload::ExecutionGraph g = one_kernel_graph(8);
+  g.facts() = {};
+  analysis::RunReport r = analysis::simulate_graph(e, g, nullptr, "test", {});
+  CHECK(r.step_time.value() == doctest::Approx(1e-3).epsilon(1e-9));
+  CHECK(r.hardware_tflops_per_gpu == doctest::Approx(2.0).epsilon(1e-9));
+  CHECK_FALSE(r.tokens_per_step.has_value());
+  CHECK_FALSE(r.tokens_per_s.has_value());
+  CHECK_FALSE(r.model_flops_per_step.has_value());
+  CHECK_FALSE(r.model_tflops_per_gpu.has_value());
+  CHECK_FALSE(r.mfu.has_value());
+  CHECK(r.power.modeled);
+  CHECK_FALSE(r.power.energy_per_token.has_value());
+  CHECK(r.power.energy_per_step.value() > 0);
+  CHECK_FALSE(r.memory.known);
 }
 
 TEST_CASE("a graph for another device count is an input error") {

@@ -26,6 +26,26 @@ TEST_CASE("units keep dimensions: bytes over bandwidth is seconds") {
   CHECK(s.value() == doctest::Approx(2.0));
   // 400 Gb/s = 50 GB/s.
   CHECK(gbit_per_s(400).value() == doctest::Approx(50e9));
+  // Into simulated time: a 1 MiB message over one 450 GB/s NVLink port takes
+  // 1,048,576 B / 450e9 B/s = 2.330168...e-6 s = 2,330,168.9 ps, rounded once to 2,330,169 ps.
+  const Time t = Time::from(Bytes(1048576) / gb_per_s(450));
+  CHECK(t.count_ps() == 2330169);
+  // The same one division as on the bare doubles: not a bit apart.
+  CHECK((Bytes(1048576) / gb_per_s(450)).value() == 1048576.0 / 450e9);
+}
+
+TEST_CASE("units: power, energy and heat") {
+  // 700 W for 2 s is 1,400 J; 1,400 J over 2 s is 700 W again.
+  const Joules e = Watts(700) * Seconds(2);
+  CHECK(e.value() == 1400);
+  CHECK((e / Seconds(2)).value() == 700);
+  // 700 W through 0.055 C/W holds the die 38.5 C above its coolant; 38.5 C across the same
+  // resistance drives 700 W; with 100 J/C of heat capacity the RC constant is 5.5 s.
+  const ThermalResistance r(0.055);
+  CHECK((Watts(700) * r).value() == 700 * 0.055);
+  CHECK((Celsius(38.5) / r).value() == 38.5 / 0.055);
+  CHECK((r * HeatCapacity(100)).value() == 0.055 * 100);
+  CHECK(Celsius(25) + Watts(700) * r == Celsius(25 + 700 * 0.055));
 }
 
 TEST_CASE("unit parsing at the edge") {

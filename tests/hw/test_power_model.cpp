@@ -30,9 +30,9 @@ hw::DeviceSpec example_device() {
 
 hw::KernelPower clock_bound_kernel(const hw::PowerModel& pm) {
   hw::KernelPower k;
-  k.t_cal_s = 1e-3;
+  k.t_cal = core::Seconds(1e-3);
   k.clock_share = 1;
-  k.core_j = 0.5;
+  k.core_energy = core::Joules(0.5);
   return pm.calibrate(k);
 }
 
@@ -55,10 +55,10 @@ TEST_CASE("power model: the clock a kernel holds under board power, worked by ha
   // 2000 MHz: 100 + 0.5 J / 1 ms = 600 W > 500. 1800: v = 0.9, 100 + 500*0.81 = 505 W > 500.
   // 1750: v = 0.875, 100 + 500*0.765625 = 482.8 W <= 500: the calibrated clock.
   CHECK(pm.clock_mhz(k.cal_level) == 1750);
-  CHECK(pm.power_w(k, k.cal_level) == doctest::Approx(482.8125));
+  CHECK(pm.power(k, k.cal_level).value() == doctest::Approx(482.8125));
   CHECK(pm.time_scale(k, k.cal_level) == 1.0);
   // A limit at or above what it draws changes nothing.
-  CHECK(pm.level_under(k, 500) == k.cal_level);
+  CHECK(pm.level_under(k, core::Watts(500)) == k.cal_level);
 }
 
 TEST_CASE("power model: the clock chosen under a cap, and the time it then takes") {
@@ -67,12 +67,12 @@ TEST_CASE("power model: the clock chosen under a cap, and the time it then takes
   // Under 400 W, at f (<= 1750) the kernel takes 1 ms * 1750 / f with energy 0.5 v(f)^2:
   //   1650 MHz: v = 0.825, 100 + 500 * 0.680625 * 1650/1750 = 420.9 W > 400
   //   1600 MHz: v = 0.8,   100 + 500 * 0.64     * 1600/1750 = 392.6 W <= 400
-  const int l = pm.level_under(k, 400);
+  const int l = pm.level_under(k, core::Watts(400));
   CHECK(pm.clock_mhz(l) == 1600);
-  CHECK(pm.power_w(k, l) == doctest::Approx(100 + 500 * 0.64 * 1600.0 / 1750.0));
+  CHECK(pm.power(k, l).value() == doctest::Approx(100 + 500 * 0.64 * 1600.0 / 1750.0));
   CHECK(pm.time_scale(k, l) == doctest::Approx(1750.0 / 1600.0));
   // A cap nothing fits: the lowest clock.
-  CHECK(pm.level_under(k, 100) == 0);
+  CHECK(pm.level_under(k, core::Watts(100)) == 0);
   // A memory-bound kernel (10% of its time follows the clock) slows far less at the same clock.
   hw::KernelPower m = k;
   m.clock_share = 0.1;
@@ -90,11 +90,16 @@ TEST_CASE("power model: inconsistent device data is an input error") {
 
 TEST_CASE("RC model: steady state and time constant, worked by hand") {
   // 700 W into 0.07 C/W from 25 C coolant settles at 25 + 49 = 74 C; tau = R C = 31.5 s.
-  CHECK(hw::rc_steady(25, 700, 0.07) == doctest::Approx(74));
-  CHECK(hw::rc_step(25, 25, 700, 0.07, 450, 1e6) == doctest::Approx(74));
+  using core::Celsius, core::Watts, core::Seconds;
+  const core::ThermalResistance r(0.07);
+  const core::HeatCapacity c(450);
+  CHECK(hw::rc_steady(Celsius(25), Watts(700), r).value() == doctest::Approx(74));
+  CHECK((r * c).value() == doctest::Approx(31.5));
+  CHECK(hw::rc_step(Celsius(25), Celsius(25), Watts(700), r, c, Seconds(1e6)).value() == doctest::Approx(74));
   // After one time constant, 1 - 1/e of the way: 25 + 49 * 0.632 = 55.97 C.
-  CHECK(hw::rc_step(25, 25, 700, 0.07, 450, 31.5) == doctest::Approx(25 + 49 * (1 - std::exp(-1.0))));
+  CHECK(hw::rc_step(Celsius(25), Celsius(25), Watts(700), r, c, Seconds(31.5)).value() ==
+        doctest::Approx(25 + 49 * (1 - std::exp(-1.0))));
   // Two half steps equal one whole step (the exact solution composes).
-  const double half = hw::rc_step(hw::rc_step(40, 25, 300, 0.07, 450, 5), 25, 300, 0.07, 450, 5);
-  CHECK(half == doctest::Approx(hw::rc_step(40, 25, 300, 0.07, 450, 10)));
+  const Celsius half = hw::rc_step(hw::rc_step(Celsius(40), Celsius(25), Watts(300), r, c, Seconds(5)), Celsius(25), Watts(300), r, c, Seconds(5));
+  CHECK(half.value() == doctest::Approx(hw::rc_step(Celsius(40), Celsius(25), Watts(300), r, c, Seconds(10)).value()));
 }

@@ -50,7 +50,7 @@ RunReport run_symmetric(const fs::path& file) {
 
 double breakdown_sum(const RunReport& r) {
   const auto& b = r.breakdown;
-  return b.compute_s + b.exposed_comm_s.total() + b.bubble_s + b.other_s;
+  return (b.compute + b.exposed_comm.total() + b.bubble + b.other).value();
 }
 
 struct Command {
@@ -106,27 +106,27 @@ TEST_CASE("every bundled example loads and simulates with sane figures") {
   for (const auto& file : files) {
     CAPTURE(file.string());
     RunReport r = run_symmetric(file);
-    CHECK(std::isfinite(r.step_time_s));
-    CHECK(r.step_time_s > 0);
+    CHECK(std::isfinite(r.step_time.value()));
+    CHECK(r.step_time.value() > 0);
     CHECK(r.mfu > 0);
     CHECK(r.mfu < 1);
     CHECK(r.tokens_per_s > 0);
     // Thermally different devices (cluster.thermal) are not interchangeable: full fidelity.
     CHECK(r.simulator.fidelity == (r.name.find("hot-gpu") != std::string::npos ? "full" : "symmetric"));
     CHECK(r.power.modeled);
-    CHECK(r.power.avg_device_w > 0);
-    CHECK(r.power.avg_device_w <= r.power.cap_w);
-    CHECK(r.thermal.peak_temp_c > r.thermal.inlet_c);
+    CHECK(r.power.avg_device.value() > 0);
+    CHECK(r.power.avg_device.value() <= r.power.cap.value());
+    CHECK(r.thermal.peak_temp.value() > r.thermal.inlet.value());
     CHECK_FALSE(r.thermal.reached_shutdown);
-    CHECK(r.breakdown.compute_s > 0);
-    CHECK(r.breakdown.bubble_s >= 0);
-    CHECK(r.breakdown.other_s >= 0);
-    CHECK(std::abs(breakdown_sum(r) - r.step_time_s) <= kSumTolerance * r.step_time_s);
+    CHECK(r.breakdown.compute.value() > 0);
+    CHECK(r.breakdown.bubble.value() >= 0);
+    CHECK(r.breakdown.other.value() >= 0);
+    CHECK(std::abs(breakdown_sum(r) - r.step_time.value()) <= kSumTolerance * r.step_time.value());
     CHECK(r.memory.known);
     auto it = expect_fits.find(r.name);
     REQUIRE_MESSAGE(it != expect_fits.end(), "no fit expectation for example ", r.name);
     CHECK(r.memory.fits == it->second);
-    CHECK(r.memory.fits == (r.memory.peak_bytes <= r.memory.capacity_bytes));
+    CHECK(r.memory.fits == (r.memory.peak.value() <= r.memory.capacity.value()));
   }
 }
 
@@ -143,16 +143,16 @@ TEST_CASE("bundled hot-GPU experiment: the job-wide cost of one hot GPU per node
   CHECK(hot.simulator.fidelity == "full");
   CHECK(hot.simulator.fidelity_note.find("cluster.thermal") != std::string::npos);
   CHECK(nominal.simulator.fidelity == "symmetric");
-  CHECK(hot.step_time_s > 1.10 * nominal.step_time_s);
-  CHECK(fixed.step_time_s < 0.85 * hot.step_time_s);
+  CHECK(hot.step_time.value() > 1.10 * nominal.step_time.value());
+  CHECK(fixed.step_time.value() < 0.85 * hot.step_time.value());
   // The cost is heat on the hot stage: the hot devices hold their slowdown temperature, and the
   // slowdown shows in the breakdown of the rank that waits for them (idle, as bubble or other).
   CHECK(hot.thermal.thermal_throttled_fraction > 0);
   // Held at the 87 C slowdown on average over the step; with the die's measured 0.46 s time
   // constant the hottest kernels (a collective's power on top of the kernel's) overshoot by up to
   // ~2 C, under the 89 C where the hardware's own slowdown acts.
-  CHECK(hot.thermal.peak_temp_c >= 86.9);
-  CHECK(hot.thermal.peak_temp_c <= 89.5);
+  CHECK(hot.thermal.peak_temp.value() >= 86.9);
+  CHECK(hot.thermal.peak_temp.value() <= 89.5);
   CHECK(nominal.thermal.thermal_throttled_fraction == 0);
   CHECK(fixed.plan.find("layers=9/9/9/5") != std::string::npos);
 }
@@ -172,7 +172,7 @@ TEST_CASE("golden step times of two bundled examples") {
   for (const auto& g : cases) {
     CAPTURE(g.file);
     RunReport r = run_symmetric(fs::path(INFLECT_SOURCE_DIR) / g.file);
-    CHECK(r.step_time_s == doctest::Approx(g.step_time_s).epsilon(kGoldenTolerance));
+    CHECK(r.step_time.value() == doctest::Approx(g.step_time_s).epsilon(kGoldenTolerance));
   }
 }
 
@@ -187,7 +187,7 @@ TEST_CASE("cli: run --json prints report.json and nothing else") {
   CHECK(j.at("memory").at("fits").get<bool>());
   // Same figure as the library call.
   RunReport r = run_symmetric(fs::path(INFLECT_SOURCE_DIR) / "workloads/examples/llama-32l-1024.yaml");
-  CHECK(j.at("step_time_s").get<double>() == doctest::Approx(r.step_time_s).epsilon(1e-9));
+  CHECK(j.at("step_time_s").get<double>() == doctest::Approx(r.step_time.value()).epsilon(1e-9));
 }
 
 TEST_CASE("cli: validate accepts a good file") {
@@ -250,7 +250,7 @@ TEST_CASE("the mesh form and the short form of the same plan give the same repor
       "parallel: {mesh: [tp 2, pp 4, ep 8 in dp, dp 32], sequence_parallel: true, zero: 1, recompute: selective}\n";
   const auto e = inflect::io::parse_experiment(inflect::io::load_yaml_string(yaml, "m.yaml"), INFLECT_SOURCE_DIR);
   CHECK(e.parallel.order.front() == inflect::plan::Dim::dp);
-  CHECK(std::abs(inflect::analysis::simulate(e).step_time_s - a.step_time_s) > 0.01 * a.step_time_s);
+  CHECK(std::abs(inflect::analysis::simulate(e).step_time.value() - a.step_time.value()) > 0.01 * a.step_time.value());
 }
 
 TEST_CASE("a custom schedule written out as 1F1B's or ZB-H1's order gives the generated schedule's report") {
@@ -268,17 +268,17 @@ TEST_CASE("a custom schedule written out as 1F1B's or ZB-H1's order gives the ge
       R"("F0 F1 B0 F2 B1 F3 B2 F4 B3 F5 B4 F6 B5 F7 B6 B7", "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7"])";
   const RunReport generated = run("schedule: 1f1b"), custom = run(one_f_one_b);
   CHECK(custom.plan.find("custom") != std::string::npos);
-  CHECK(custom.step_time_s == generated.step_time_s);
-  CHECK(custom.breakdown.bubble_s == generated.breakdown.bubble_s);
-  CHECK(custom.memory.peak_bytes == generated.memory.peak_bytes);
+  CHECK(custom.step_time.value() == generated.step_time.value());
+  CHECK(custom.breakdown.bubble.value() == generated.breakdown.bubble.value());
+  CHECK(custom.memory.peak.value() == generated.memory.peak.value());
   // GPipe's order (every forward, then every backward) holds all 8 micro-batches: more memory,
   // and a step no shorter.
   std::string gpipe = R"(schedule: custom, custom_schedule: [)";
   for (int r = 0; r < 4; ++r) gpipe += std::string(r ? ", " : "") + R"("F0 F1 F2 F3 F4 F5 F6 F7 B0 B1 B2 B3 B4 B5 B6 B7")";
   gpipe += "]";
   const RunReport all_forward = run(gpipe);
-  CHECK(all_forward.memory.peak_bytes > generated.memory.peak_bytes);
-  CHECK(all_forward.step_time_s >= generated.step_time_s * 0.999);
+  CHECK(all_forward.memory.peak.value() > generated.memory.peak.value());
+  CHECK(all_forward.step_time.value() >= generated.step_time.value() * 0.999);
   // Interleaved with two chunks per rank, written out step by step (what stage_schedule gives).
   std::string interleaved = "schedule: custom, virtual_stages: 2, custom_schedule: [";
   inflect::plan::ScheduleShape x;
@@ -301,8 +301,8 @@ TEST_CASE("a custom schedule written out as 1F1B's or ZB-H1's order gives the ge
   }
   interleaved += "]";
   const RunReport virt = run("schedule: interleaved, virtual_stages: 2"), custom_virt = run(interleaved);
-  CHECK(custom_virt.step_time_s == virt.step_time_s);
-  CHECK(custom_virt.memory.peak_bytes == virt.memory.peak_bytes);
+  CHECK(custom_virt.step_time.value() == virt.step_time.value());
+  CHECK(custom_virt.memory.peak.value() == virt.memory.peak.value());
 }
 
 // ---- the bundled scans (workloads/scans/), as the demo runs them ----
@@ -343,16 +343,16 @@ TEST_CASE("bundled scan: Llama-3-70B on 128..2,048 H100s, FSDP against TP and PP
   // FSDP over 2,048 replicas cannot split 1,024 sequences: kept, with the reason, not dropped.
   const auto& fsdp2048 = row_of(s, "plan=fsdp;cluster.nodes=256");
   CHECK(fsdp2048.status == inflect::scan::RowStatus::invalid);
-  CHECK(fsdp2048.devices == 2048);
+  CHECK(fsdp2048.report.devices == 2048);
   CHECK(fsdp2048.reason.find("global_batch") != std::string::npos);
   // Golden figures (2% band), 2026-12-04: FSDP hides its per-layer gathers behind compute, so it
   // leads at every scale where it is possible; TP8+PP2's 1F1B bubble grows as micro-batches per
   // replica fall from 128 to 8.
-  CHECK(row_of(s, "plan=fsdp;cluster.nodes=128").tokens_per_s == doctest::Approx(1.039e6).epsilon(kGoldenTolerance));
-  CHECK(row_of(s, "plan=tp2+fsdp;cluster.nodes=256").step_time_s == doctest::Approx(4.373).epsilon(kGoldenTolerance));
+  CHECK(row_of(s, "plan=fsdp;cluster.nodes=128").report.tokens_per_s == doctest::Approx(1.039e6).epsilon(kGoldenTolerance));
+  CHECK(row_of(s, "plan=tp2+fsdp;cluster.nodes=256").report.step_time.value() == doctest::Approx(4.373).epsilon(kGoldenTolerance));
   const auto& pp = row_of(s, "plan=tp8+pp2;cluster.nodes=256");
-  CHECK(pp.step_time_s == doctest::Approx(6.361).epsilon(kGoldenTolerance));
-  CHECK(pp.breakdown.bubble_s > row_of(s, "plan=tp8+pp2;cluster.nodes=16").breakdown.bubble_s / 16 * 2);
+  CHECK(pp.report.step_time.value() == doctest::Approx(6.361).epsilon(kGoldenTolerance));
+  CHECK(pp.report.breakdown.bubble.value() > row_of(s, "plan=tp8+pp2;cluster.nodes=16").report.breakdown.bubble.value() / 16 * 2);
   int infeasible = 0, crossings = 0;
   for (const auto& f : s.analysis.findings) {
     infeasible += f.kind == inflect::analysis::FindingKind::infeasible;
@@ -382,7 +382,7 @@ TEST_CASE("bundled scan: GPT-3 175B on H100 against H200, PP8 against PP4") {
   }
   CHECK(crossings == 2);
   CHECK(leads == 2);
-  CHECK(row_of(s, "plan=tp8+pp8;cluster.topology=../../topologies/dgx-h100.yaml;cluster.nodes=128").step_time_s ==
+  CHECK(row_of(s, "plan=tp8+pp8;cluster.topology=../../topologies/dgx-h100.yaml;cluster.nodes=128").report.step_time.value() ==
         doctest::Approx(7.640).epsilon(kGoldenTolerance));
 }
 
@@ -403,21 +403,21 @@ TEST_CASE("bundled scan: micro-batch 1..8 on H200s in a cool and a hot hall: pow
       CAPTURE(mb);
       const auto& r = row(inlet, mb);
       CHECK(r.status == inflect::scan::RowStatus::ok);
-      CHECK(r.limiter == "power");
-      CHECK(r.avg_device_w == doctest::Approx(678).epsilon(0.02));
-      CHECK(r.peak_temp_c == doctest::Approx(inlet + 0.055 * 690).epsilon(0.03));
-      CHECK(r.peak_temp_c < 80);
-      CHECK(row(42, mb).tokens_per_s < row(25, mb).tokens_per_s);
-      CHECK(row(42, mb).tokens_per_s > 0.97 * row(25, mb).tokens_per_s);
-      if (mb > 1) CHECK(r.tokens_per_s > row(inlet, mb / 2).tokens_per_s);
+      CHECK(r.report.thermal.limiter == "power");
+      CHECK(r.report.power.avg_device.value() == doctest::Approx(678).epsilon(0.02));
+      CHECK(r.report.thermal.peak_temp.value() == doctest::Approx(inlet + 0.055 * 690).epsilon(0.03));
+      CHECK(r.report.thermal.peak_temp.value() < 80);
+      CHECK(row(42, mb).report.tokens_per_s < row(25, mb).report.tokens_per_s);
+      CHECK(row(42, mb).report.tokens_per_s > 0.97 * row(25, mb).report.tokens_per_s.value());
+      if (mb > 1) CHECK(r.report.tokens_per_s > row(inlet, mb / 2).report.tokens_per_s);
     }
   }
   // Golden figures (2026-12-04, 2% band).
-  CHECK(row(25, 1).tokens_per_s == doctest::Approx(3.215e5).epsilon(kGoldenTolerance));
-  CHECK(row(25, 8).tokens_per_s == doctest::Approx(4.329e5).epsilon(kGoldenTolerance));
-  CHECK(row(42, 8).tokens_per_s == doctest::Approx(4.256e5).epsilon(kGoldenTolerance));
-  CHECK(row(42, 8).breakdown.compute_throttle_s > 0);
-  CHECK(row(25, 8).breakdown.compute_throttle_s == 0);
+  CHECK(row(25, 1).report.tokens_per_s == doctest::Approx(3.215e5).epsilon(kGoldenTolerance));
+  CHECK(row(25, 8).report.tokens_per_s == doctest::Approx(4.329e5).epsilon(kGoldenTolerance));
+  CHECK(row(42, 8).report.tokens_per_s == doctest::Approx(4.256e5).epsilon(kGoldenTolerance));
+  CHECK(row(42, 8).report.breakdown.throttle.value() > 0);
+  CHECK(row(25, 8).report.breakdown.throttle.value() == 0);
 }
 
 TEST_CASE("cli: scan, report and merge as a batch job drives them") {
@@ -457,7 +457,8 @@ TEST_CASE("bundled search: Llama-3-405B on 16,384 H100s, through the cli") {
   // three is a DualPipeV plan with TP4 inside the node and CP8 across four nodes; it fits (64 GB
   // of 80). DualPipe at pp32 runs within 0.1% of it.
   const auto& best = j["plans"][0];
-  CHECK(best["plan"] == "tp4 cp8 pp16 dp32 sp zero1 dualpipev recompute=none mb1");
+  CHECK(best["plan"] == "tp4 pp16 dp32 cp8 sp zero1 dualpipev recompute=none mb1 m=64");
+  CHECK(best["plan"] == best["report"]["plan"]);
   CHECK(best["report"]["step_time_s"].get<double>() == doctest::Approx(5.579).epsilon(kGoldenTolerance));
   CHECK(best["report"]["memory"]["fits"] == true);
   double previous = 0;

@@ -203,10 +203,10 @@ TEST_CASE("symmetric fidelity equals full fidelity on symmetric inputs") {
     REQUIRE(full.simulator.fidelity == "full");
     CHECK(full.simulator.simulated_ranks == e.cluster.devices());
     CHECK(sym.simulator.simulated_ranks < full.simulator.simulated_ranks);
-    CHECK(rel_diff(sym.step_time_s, full.step_time_s) <= kSameTolerance);
-    CHECK(rel_diff(sym.hardware_flops_per_step, full.hardware_flops_per_step) <= kSameTolerance);
-    CHECK(rel_diff(sym.breakdown.compute_s, full.breakdown.compute_s) <= kSameTolerance);
-    CHECK(sym.memory.peak_bytes == full.memory.peak_bytes);
+    CHECK(rel_diff(sym.step_time.value(), full.step_time.value()) <= kSameTolerance);
+    CHECK(rel_diff(sym.hardware_flops_per_step.value(), full.hardware_flops_per_step.value()) <= kSameTolerance);
+    CHECK(rel_diff(sym.breakdown.compute.value(), full.breakdown.compute.value()) <= kSameTolerance);
+    CHECK(sym.memory.peak.value() == full.memory.peak.value());
   }
 }
 
@@ -220,9 +220,9 @@ TEST_CASE("TP comm overlap never exposes more TP communication, on a TP-bound pl
     c.tp_overlap = true;
     const RunReport on = sim(load(c));
     INFO(c.label());
-    MESSAGE(fmt::format("{}: exposed TP {:.3f} -> {:.3f} ms, step {:.3f} -> {:.3f} ms", c.label(), off.breakdown.exposed_comm_s.tp * 1e3,
-                        on.breakdown.exposed_comm_s.tp * 1e3, off.step_time_s * 1e3, on.step_time_s * 1e3));
-    CHECK(on.breakdown.exposed_comm_s.tp <= off.breakdown.exposed_comm_s.tp * (1 + kMonotoneSlack));
+    MESSAGE(fmt::format("{}: exposed TP {:.3f} -> {:.3f} ms, step {:.3f} -> {:.3f} ms", c.label(), off.breakdown.exposed_comm.tp.value() * 1e3,
+                        on.breakdown.exposed_comm.tp.value() * 1e3, off.step_time.value() * 1e3, on.step_time.value() * 1e3));
+    CHECK(on.breakdown.exposed_comm.tp.value() <= off.breakdown.exposed_comm.tp.value() * (1 + kMonotoneSlack));
     ++compared;
   }
   CHECK(compared >= 8);
@@ -250,14 +250,14 @@ TEST_CASE("TP comm overlap never exposes more TP communication, on a TP-bound pl
     const RunReport off = sim(off_e), on = sim(on_e);
     MESSAGE(fmt::format("GPT-3 175B layers, tp8, DGX H100 ports x{}: step {:.2f} -> {:.2f} ms, exposed TP {:.2f} -> {:.2f} ms, "
                         "compute {:.2f} -> {:.2f} ms (of which interference {:.2f} -> {:.2f} ms)",
-                        scale, off.step_time_s * 1e3, on.step_time_s * 1e3, off.breakdown.exposed_comm_s.tp * 1e3,
-                        on.breakdown.exposed_comm_s.tp * 1e3, off.breakdown.compute_s * 1e3, on.breakdown.compute_s * 1e3,
-                        off.breakdown.compute_interference_s * 1e3, on.breakdown.compute_interference_s * 1e3));
+                        scale, off.step_time.value() * 1e3, on.step_time.value() * 1e3, off.breakdown.exposed_comm.tp.value() * 1e3,
+                        on.breakdown.exposed_comm.tp.value() * 1e3, off.breakdown.compute.value() * 1e3, on.breakdown.compute.value() * 1e3,
+                        off.breakdown.interference.value() * 1e3, on.breakdown.interference.value() * 1e3));
     // On NVLink nearly all of it hides; on the slow ports the hops outlast the slices.
-    CHECK(on.breakdown.exposed_comm_s.tp < (scale < 1 ? 0.7 : 0.2) * off.breakdown.exposed_comm_s.tp);
-    CHECK(on.breakdown.compute_s > off.breakdown.compute_s);  // the price: slices and interference
-    CHECK(on.hardware_flops_per_step == doctest::Approx(off.hardware_flops_per_step).epsilon(1e-12));
-    if (scale < 1) CHECK(on.step_time_s < 0.9 * off.step_time_s);
+    CHECK(on.breakdown.exposed_comm.tp.value() < (scale < 1 ? 0.7 : 0.2) * off.breakdown.exposed_comm.tp.value());
+    CHECK(on.breakdown.compute.value() > off.breakdown.compute.value());  // the price: slices and interference
+    CHECK(on.hardware_flops_per_step.value() == doctest::Approx(off.hardware_flops_per_step.value()).epsilon(1e-12));
+    if (scale < 1) CHECK(on.step_time.value() < 0.9 * off.step_time.value());
   }
 }
 
@@ -266,17 +266,17 @@ TEST_CASE("more bandwidth or less latency never slows a step") {
   for (const Config& c : configs) {
     CAPTURE(c.label());
     const Experiment base = load(c);
-    const double t0 = sim(base).step_time_s;
+    const double t0 = sim(base).step_time.value();
 
     Experiment nic = base;
     nic.cluster.topology.scale_out.nic_bandwidth = nic.cluster.topology.scale_out.nic_bandwidth * 2.0;
-    const double t_nic = sim(nic).step_time_s;
+    const double t_nic = sim(nic).step_time.value();
     CHECK_MESSAGE(t_nic <= t0 * (1 + kMonotoneSlack), "2x NIC bandwidth: ", t_nic, " s vs ", t0, " s");
 
     Experiment intra = base;
     intra.cluster.topology.intra.port_bandwidth = intra.cluster.topology.intra.port_bandwidth * 2.0;
     for (auto& l : intra.cluster.topology.intra.links) l.bandwidth = l.bandwidth * 2.0;
-    const double t_intra = sim(intra).step_time_s;
+    const double t_intra = sim(intra).step_time.value();
     CHECK_MESSAGE(t_intra <= t0 * (1 + kMonotoneSlack), "2x intra-node bandwidth: ", t_intra, " s vs ", t0, " s");
 
     Experiment lat = base;
@@ -285,7 +285,7 @@ TEST_CASE("more bandwidth or less latency never slows a step") {
     topo.scale_out.nic_latency = topo.scale_out.nic_latency * 0.5;
     topo.scale_out.switch_latency = topo.scale_out.switch_latency * 0.5;
     topo.collective_overhead = topo.collective_overhead * 0.5;
-    const double t_lat = sim(lat).step_time_s;
+    const double t_lat = sim(lat).step_time.value();
     CHECK_MESSAGE(t_lat <= t0 * (1 + kMonotoneSlack), "half latencies: ", t_lat, " s vs ", t0, " s");
   }
   // And on two bundled, communication-heavy 1,024-GPU examples.
@@ -293,19 +293,19 @@ TEST_CASE("more bandwidth or less latency never slows a step") {
     CAPTURE(file);
     inflect::io::set_project_root(INFLECT_SOURCE_DIR);
     const Experiment base = inflect::io::load_experiment((fs::path(INFLECT_SOURCE_DIR) / file).string());
-    const double t0 = sim(base).step_time_s;
+    const double t0 = sim(base).step_time.value();
     Experiment nic = base;
     nic.cluster.topology.scale_out.nic_bandwidth = nic.cluster.topology.scale_out.nic_bandwidth * 2.0;
-    CHECK(sim(nic).step_time_s <= t0 * (1 + kMonotoneSlack));
+    CHECK(sim(nic).step_time.value() <= t0 * (1 + kMonotoneSlack));
     Experiment intra = base;
     intra.cluster.topology.intra.port_bandwidth = intra.cluster.topology.intra.port_bandwidth * 2.0;
-    CHECK(sim(intra).step_time_s <= t0 * (1 + kMonotoneSlack));
+    CHECK(sim(intra).step_time.value() <= t0 * (1 + kMonotoneSlack));
     Experiment lat = base;
     lat.cluster.topology.intra.hop_latency = lat.cluster.topology.intra.hop_latency * 0.5;
     lat.cluster.topology.scale_out.nic_latency = lat.cluster.topology.scale_out.nic_latency * 0.5;
     lat.cluster.topology.scale_out.switch_latency = lat.cluster.topology.scale_out.switch_latency * 0.5;
     lat.cluster.topology.collective_overhead = lat.cluster.topology.collective_overhead * 0.5;
-    CHECK(sim(lat).step_time_s <= t0 * (1 + kMonotoneSlack));
+    CHECK(sim(lat).step_time.value() <= t0 * (1 + kMonotoneSlack));
   }
 }
 
@@ -334,12 +334,12 @@ TEST_CASE("fused and unfused blocks give the same step time") {
     RunReport fused = sim(e, Fidelity::symmetric, true);
     RunReport unfused = sim(e, Fidelity::symmetric, false);
     CHECK(unfused.simulator.ops > fused.simulator.ops);
-    CHECK(rel_diff(fused.step_time_s, unfused.step_time_s) <= kSameTolerance);
-    CHECK(rel_diff(fused.hardware_flops_per_step, unfused.hardware_flops_per_step) <= kSameTolerance);
+    CHECK(rel_diff(fused.step_time.value(), unfused.step_time.value()) <= kSameTolerance);
+    CHECK(rel_diff(fused.hardware_flops_per_step.value(), unfused.hardware_flops_per_step.value()) <= kSameTolerance);
   }
   // Full fidelity too, on one configuration with all three dimensions.
   const Experiment e = load(small_configs()[2]);
-  CHECK(rel_diff(sim(e, Fidelity::full, true).step_time_s, sim(e, Fidelity::full, false).step_time_s) <= kSameTolerance);
+  CHECK(rel_diff(sim(e, Fidelity::full, true).step_time.value(), sim(e, Fidelity::full, false).step_time.value()) <= kSameTolerance);
 }
 
 TEST_CASE("fusing back-to-back collectives changes the op count and nothing else") {
@@ -407,13 +407,13 @@ TEST_CASE("an exported execution graph replays to the same step time") {
     const inflect::workload::ExecutionGraph graph = inflect::analysis::build_graph(e, o);
 
     const RunReport no_json = inflect::analysis::simulate_graph(e, graph, nullptr, "trace", o);
-    CHECK(rel_diff(direct.step_time_s, no_json.step_time_s) <= kSameTolerance);
+    CHECK(rel_diff(direct.step_time.value(), no_json.step_time.value()) <= kSameTolerance);
 
     const std::string text = inflect::workload::graph_to_json(graph);
     const auto parsed = inflect::workload::graph_from_json(text, "graph.json");
     const RunReport in_memory = inflect::analysis::simulate_graph(e, parsed, nullptr, "trace", o);
-    CHECK(rel_diff(direct.step_time_s, in_memory.step_time_s) <= kSameTolerance);
-    CHECK(rel_diff(direct.hardware_flops_per_step, in_memory.hardware_flops_per_step) <= kSameTolerance);
+    CHECK(rel_diff(direct.step_time.value(), in_memory.step_time.value()) <= kSameTolerance);
+    CHECK(rel_diff(direct.hardware_flops_per_step.value(), in_memory.hardware_flops_per_step.value()) <= kSameTolerance);
     // Parsing and exporting again gives the same bytes.
     CHECK(inflect::workload::graph_to_json(parsed) == text);
 
@@ -426,10 +426,13 @@ TEST_CASE("an exported execution graph replays to the same step time") {
     replay.workload.model.reset();
     replay.workload.trace_file = file.string();
     const RunReport from_file = inflect::analysis::simulate(replay, o);
-    CHECK(rel_diff(direct.step_time_s, from_file.step_time_s) <= kSameTolerance);
-    CHECK(rel_diff(direct.tokens_per_step, from_file.tokens_per_step) <= kSameTolerance);
-    CHECK(rel_diff(direct.model_flops_per_step, from_file.model_flops_per_step) <= kSameTolerance);
-    CHECK(from_file.memory.peak_bytes == direct.memory.peak_bytes);
+    CHECK(rel_diff(direct.step_time.value(), from_file.step_time.value()) <= kSameTolerance);
+    // The exported graph carries the step's facts: the replay knows them too.
+    REQUIRE(from_file.tokens_per_step.has_value());
+    REQUIRE(from_file.model_flops_per_step.has_value());
+    CHECK(rel_diff(direct.tokens_per_step.value(), from_file.tokens_per_step.value()) <= kSameTolerance);
+    CHECK(rel_diff(direct.model_flops_per_step->value(), from_file.model_flops_per_step->value()) <= kSameTolerance);
+    CHECK(from_file.memory.peak.value() == direct.memory.peak.value());
   }
   std::error_code ec;
   fs::remove_all(dir, ec);
@@ -572,11 +575,11 @@ RunReport ideal_run(const Config& c) {
   const RunReport r = sim(e);
   const auto& b = r.breakdown;
   CAPTURE(b.critical_rank_note);
-  CAPTURE(b.compute_s);
-  CAPTURE(b.bubble_s);
-  CAPTURE(b.other_s);
-  CAPTURE(b.exposed_comm_s.total());
-  CHECK(rel_diff(b.compute_s + b.bubble_s, r.step_time_s) <= 1e-6);
+  CAPTURE(b.compute.value());
+  CAPTURE(b.bubble.value());
+  CAPTURE(b.other.value());
+  CAPTURE(b.exposed_comm.total().value());
+  CHECK(rel_diff((b.compute + b.bubble).value(), r.step_time.value()) <= 1e-6);
   return r;
 }
 
@@ -599,7 +602,7 @@ TEST_CASE("1F1B bubble on ideal links is (pp-1)/(m+pp-1) of the step") {
   const RunReport r = ideal_run(c);
   const auto& b = r.breakdown;
   const double expected = 3.0 / 11.0;
-  CHECK(b.bubble_s / r.step_time_s == doctest::Approx(expected).epsilon(0.02));
+  CHECK(b.bubble.value() / r.step_time.value() == doctest::Approx(expected).epsilon(0.02));
 
   // Without pipelining there is no bubble: pp=1 (tp8 on the same node, 8 micro-batches).
   Config flat = c;
@@ -608,9 +611,9 @@ TEST_CASE("1F1B bubble on ideal links is (pp-1)/(m+pp-1) of the step") {
   Experiment e1 = load(flat);
   make_links_ideal(e1);
   const RunReport r1 = sim(e1);
-  CAPTURE(r1.breakdown.other_s);
-  CHECK(r1.breakdown.bubble_s == 0.0);
-  CHECK(rel_diff(r1.breakdown.compute_s, r1.step_time_s) <= 1e-6);
+  CAPTURE(r1.breakdown.other.value());
+  CHECK(r1.breakdown.bubble.value() == 0.0);
+  CHECK(rel_diff(r1.breakdown.compute.value(), r1.step_time.value()) <= 1e-6);
 }
 
 TEST_CASE("every schedule on ideal links: step = compute + bubble, zero-bubble and interleaving shrink the bubble") {
@@ -621,7 +624,7 @@ TEST_CASE("every schedule on ideal links: step = compute + bubble, zero-bubble a
     Config x = c;
     x.schedule = schedule;
     x.virtual_stages = v;
-    return ideal_run(x).breakdown.bubble_s;
+    return ideal_run(x).breakdown.bubble.value();
   };
   const double one = bubble("1f1b", 1);
   const double zb = bubble("zero-bubble", 1);
@@ -653,8 +656,8 @@ TEST_CASE("a plan whose memory does not fit is reported, not simulated (unless a
   const RunReport r = sim(e);
   CHECK_FALSE(r.simulated);
   CHECK_FALSE(r.memory.fits);
-  CHECK(r.memory.over_by_bytes > 700e9);
-  CHECK(r.step_time_s == 0);
+  CHECK(r.memory.over_by.value() > 700e9);
+  CHECK(r.step_time.value() == 0);
   CHECK(r.not_simulated.find("exceeds") != std::string::npos);
   CHECK(r.not_simulated.find("optimizer") != std::string::npos);  // the largest consumers are named
   const auto j = nlohmann::json::parse(inflect::io::report_to_json(r));
@@ -668,7 +671,7 @@ TEST_CASE("a plan whose memory does not fit is reported, not simulated (unless a
   anyway.simulate_over_memory = true;
   const RunReport forced = inflect::analysis::simulate(e, anyway);
   CHECK(forced.simulated);
-  CHECK(forced.step_time_s > 0);
+  CHECK(forced.step_time.value() > 0);
   CHECK_FALSE(forced.memory.fits);
 }
 
@@ -683,21 +686,21 @@ TEST_CASE("a lower power cap never shortens a step") {
       CAPTURE(c.label());
       CAPTURE(cap);
       const RunReport r = sim(load(c));
-      CHECK(r.power.cap_w == cap);
-      CHECK(r.step_time_s >= prev * (1 - kMonotoneSlack));
-      CHECK(r.power.avg_device_w <= cap);
+      CHECK(r.power.cap.value() == cap);
+      CHECK(r.step_time.value() >= prev * (1 - kMonotoneSlack));
+      CHECK(r.power.avg_device.value() <= cap);
       // The clock holds for a kernel: a collective starting during it may lift the draw by up to
       // the device's communication power until the next kernel picks its clock.
-      CHECK(r.power.peak_device_w <= cap + 60);
-      prev = r.step_time_s;
+      CHECK(r.power.peak_device.value() <= cap + 60);
+      prev = r.step_time.value();
     }
   }
   Config c = configs[0];
-  const double board = sim(load(c)).step_time_s;
+  const double board = sim(load(c)).step_time.value();
   c.power_cap_w = 300;
   const RunReport low = sim(load(c));
-  CHECK(low.step_time_s > board * 1.05);
-  CHECK(low.breakdown.compute_throttle_s > 0);
+  CHECK(low.step_time.value() > board * 1.05);
+  CHECK(low.breakdown.throttle.value() > 0);
   CHECK(low.thermal.limiter == "power");
 }
 
@@ -710,11 +713,11 @@ TEST_CASE("a higher coolant temperature never lowers a peak temperature") {
       c.inlet_c = inlet;
       CAPTURE(c.label());
       const RunReport r = sim(load(c));
-      CHECK(r.thermal.inlet_c == inlet);
-      CHECK(r.thermal.peak_temp_c >= prev_temp);
-      CHECK(r.step_time_s >= prev_step * (1 - kMonotoneSlack));  // nor shortens a step
-      prev_temp = r.thermal.peak_temp_c;
-      prev_step = r.step_time_s;
+      CHECK(r.thermal.inlet.value() == inlet);
+      CHECK(r.thermal.peak_temp.value() >= prev_temp);
+      CHECK(r.step_time.value() >= prev_step * (1 - kMonotoneSlack));  // nor shortens a step
+      prev_temp = r.thermal.peak_temp.value();
+      prev_step = r.step_time.value();
     }
     // At 70 C inlet every device is past its slowdown: heat, not power, limits the clock.
     c.inlet_c = 70;
@@ -732,13 +735,13 @@ TEST_CASE("symmetric equals full fidelity with a power cap and a hot inlet, powe
     const Experiment e = load(c);
     const RunReport sym = sim(e, Fidelity::symmetric);
     const RunReport full = sim(e, Fidelity::full);
-    CHECK(rel_diff(sym.step_time_s, full.step_time_s) <= kSameTolerance);
-    CHECK(rel_diff(sym.power.avg_device_w, full.power.avg_device_w) <= kSameTolerance);
-    CHECK(rel_diff(sym.power.energy_per_step_j, full.power.energy_per_step_j) <= kSameTolerance);
-    CHECK(sym.power.peak_device_w == doctest::Approx(full.power.peak_device_w).epsilon(kSameTolerance));
-    CHECK(sym.thermal.peak_temp_c == doctest::Approx(full.thermal.peak_temp_c).epsilon(kSameTolerance));
+    CHECK(rel_diff(sym.step_time.value(), full.step_time.value()) <= kSameTolerance);
+    CHECK(rel_diff(sym.power.avg_device.value(), full.power.avg_device.value()) <= kSameTolerance);
+    CHECK(rel_diff(sym.power.energy_per_step.value(), full.power.energy_per_step.value()) <= kSameTolerance);
+    CHECK(sym.power.peak_device.value() == doctest::Approx(full.power.peak_device.value()).epsilon(kSameTolerance));
+    CHECK(sym.thermal.peak_temp.value() == doctest::Approx(full.thermal.peak_temp.value()).epsilon(kSameTolerance));
     CHECK(sym.thermal.throttled_fraction == doctest::Approx(full.thermal.throttled_fraction).epsilon(kSameTolerance));
-    CHECK(rel_diff(sym.breakdown.compute_throttle_s, full.breakdown.compute_throttle_s) <= 1e-6);
+    CHECK(rel_diff(sym.breakdown.throttle.value(), full.breakdown.throttle.value()) <= 1e-6);
   }
 }
 
@@ -755,11 +758,11 @@ TEST_CASE("thermally different devices: a seeded spread is deterministic, and th
   Experiment other = e;
   other.cluster.thermal.seed = 12;
   const RunReport o = sim(other);
-  CHECK(o.thermal.peak_temp_c != a.thermal.peak_temp_c);
+  CHECK(o.thermal.peak_temp.value() != a.thermal.peak_temp.value());
   // The spread widens the devices' temperatures around the uniform cluster's.
   Experiment uniform = e;
   uniform.cluster.thermal = {};
   const RunReport u = sim(uniform);
-  CHECK(a.thermal.peak_temp_c > u.thermal.peak_temp_c);
-  CHECK(a.step_time_s >= u.step_time_s * (1 - kMonotoneSlack));
+  CHECK(a.thermal.peak_temp.value() > u.thermal.peak_temp.value());
+  CHECK(a.step_time.value() >= u.step_time.value() * (1 - kMonotoneSlack));
 }

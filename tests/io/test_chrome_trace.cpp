@@ -178,10 +178,11 @@ TEST_CASE("chrome_trace: power, clock and temperature counters per kept rank, in
   Fixture f;
   inflect::io::ChromeTraceWriter w(2);  // ranks 0 and 1
   w.on_begin(f.g);
-  w.on_device(f.g, {0, Time::us(10), 300, 0, 50});
-  w.on_device(f.g, {0, Time::us(0), 100, 0, 40});
-  w.on_device(f.g, {0, Time::us(0), 650, 1620, 40});  // same instant: replaces the one before
-  w.on_device(f.g, {2, Time::us(0), 650, 1620, 40});  // rank 2 is not kept
+  using inflect::core::Watts, inflect::core::Celsius;
+  w.on_device(f.g, {0, Time::us(10), Watts(300), 0, Celsius(50)});
+  w.on_device(f.g, {0, Time::us(0), Watts(100), 0, Celsius(40)});
+  w.on_device(f.g, {0, Time::us(0), Watts(650), 1620, Celsius(40)});  // same instant: replaces the one before
+  w.on_device(f.g, {2, Time::us(0), Watts(650), 1620, Celsius(40)});  // rank 2 is not kept
   w.on_end(f.g, Time::us(15));
   const auto t = nlohmann::json::parse(w.json());
   const auto c = events_named(t, "C");

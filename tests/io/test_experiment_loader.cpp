@@ -161,6 +161,56 @@ parallel: {tp: 8, pp: 5}
   CHECK(msg.find("test.yaml:5:") == 0);  // the line of parallel: (pp is on it)
 }
 
+TEST_CASE("experiment: a plan problem is reported at the line of its key, else of its section") {
+  // plan::validate finds the problem; the loader points at the key it names. sequence_parallel
+  // with seq_len/cp = 2047 on tp 8 (a rule the compiler alone used to check, unlocated): line 11,
+  // where sequence_parallel is written, column 22 (its value).
+  const char* yaml = R"(name: located
+cluster:
+  topology: topologies/dgx-a100.yaml
+  nodes: 1
+model:
+  preset: gpt-1.7b
+training:
+  seq_len: 2047
+  global_batch: 8
+parallel:
+  sequence_parallel: true
+  tp: 8
+)";
+  try {
+    (void)parse(yaml);
+    FAIL("loaded a plan whose sequence does not split over tp");
+  } catch (const inflect::core::Error& e) {
+    CHECK(e.where().line == 11);
+    CHECK(e.where().column == 22);
+    CHECK(e.where().key_path == "parallel.sequence_parallel");
+    CHECK(e.message() == "sequence parallelism needs seq_len/cp (2047) divisible by tp (8)");
+  }
+  // tp*pp*cp = 3 does not divide 8 devices: the problem's key is the parallel section itself (dp is
+  // derived), so it points at the section's map, which starts on line 4 with pp.
+  const std::string msg = failure(R"(
+cluster: {topology: topologies/dgx-a100.yaml, nodes: 1}
+model: {preset: gpt-1.7b}
+parallel:
+  pp: 3
+training: {global_batch: 8}
+)");
+  CHECK(msg.find("test.yaml:5:") == 0);
+  CHECK(msg.find("does not divide the cluster's 8 devices (1 nodes * 8 per node), so dp cannot be derived") != std::string::npos);
+  // With the degrees given as a mesh, parallel.tp was not read: a tp problem points at the nearest
+  // section written, parallel (line 5).
+  const std::string mesh = failure(R"(
+cluster: {topology: topologies/dgx-a100.yaml, nodes: 1}
+model: {preset: gpt-1.7b}
+training: {global_batch: 8}
+parallel:
+  mesh: ["tp 16"]
+)");
+  CHECK(mesh.find("test.yaml:6:") == 0);
+  CHECK(mesh.find("tp=16 exceeds the 8 devices") != std::string::npos);
+}
+
 TEST_CASE("experiment: a trace replay needs no model, training or model checks") {
   fs::path dir = fs::temp_directory_path() / "inflect_test_experiment_trace";
   fs::create_directories(dir);

@@ -9,6 +9,8 @@
 
 #include "inflect/io/report_json.hpp"
 
+namespace core = inflect::core;
+
 namespace {
 
 inflect::analysis::RunReport sample() {
@@ -21,28 +23,28 @@ inflect::analysis::RunReport sample() {
   r.devices = 1024;
   r.plan = "tp8 pp16 dp8 cp1 sp zero1 1f1b recompute=full mb1";
   // step 10 s = compute 7 + comm (0.5 dp + 1 tp + 0.25 pp) + bubble 1 + other 0.25
-  r.step_time_s = 10;
+  r.step_time = core::Seconds(10);
   r.tokens_per_step = 1536.0 * 2048;
-  r.tokens_per_s = r.tokens_per_step / r.step_time_s;
-  r.model_flops_per_step = 1.6e18;
-  r.hardware_flops_per_step = 2.1e18;
+  r.tokens_per_s = *r.tokens_per_step / r.step_time.value();
+  r.model_flops_per_step = core::Flops(1.6e18);
+  r.hardware_flops_per_step = core::Flops(2.1e18);
   r.model_tflops_per_gpu = 156.4;
   r.hardware_tflops_per_gpu = 205.1;
   r.peak_tflops_per_gpu = 312;
   r.mfu = 0.5;
-  r.memory.peak_bytes = 60e9;
-  r.memory.capacity_bytes = 80e9;
+  r.memory.peak = core::Bytes(60e9);
+  r.memory.capacity = core::Bytes(80e9);
   r.memory.fits = true;
   r.memory.peak_stage = 0;
-  r.memory.parts = {{"activations", 30e9}, {"optimizer", 20e9}, {"weights", 6e9}, {"gradients", 4e9}};
-  r.breakdown.compute_s = 7;
-  r.breakdown.exposed_comm_s.dp = 0.5;
-  r.breakdown.exposed_comm_s.tp = 1;
-  r.breakdown.exposed_comm_s.pp = 0.25;
-  r.breakdown.bubble_s = 1;
-  r.breakdown.other_s = 0.25;
+  r.memory.parts = {{"activations", core::Bytes(30e9)}, {"optimizer", core::Bytes(20e9)}, {"weights", core::Bytes(6e9)}, {"gradients", core::Bytes(4e9)}};
+  r.breakdown.compute = core::Seconds(7);
+  r.breakdown.exposed_comm.dp = core::Seconds(0.5);
+  r.breakdown.exposed_comm.tp = core::Seconds(1);
+  r.breakdown.exposed_comm.pp = core::Seconds(0.25);
+  r.breakdown.bubble = core::Seconds(1);
+  r.breakdown.other = core::Seconds(0.25);
   r.breakdown.critical_rank_note = "rank 0 (stage 0)";
-  r.simulator.wall_s = 1.25;
+  r.simulator.wall = core::Seconds(1.25);
   r.simulator.events = 123456;
   r.simulator.ops = 7890;
   r.simulator.simulated_ranks = 16;
@@ -102,7 +104,7 @@ TEST_CASE("report_json: deterministic key order, volatile fields optional") {
 
   std::string stable = inflect::io::report_to_json(r, false);
   CHECK(stable.find("timing") == std::string::npos);
-  r.simulator.wall_s = 99;  // a slower machine
+  r.simulator.wall = core::Seconds(99);  // a slower machine
   CHECK(inflect::io::report_to_json(r, false) == stable);
   CHECK(inflect::io::report_to_json(r, true) != a);
 }
@@ -119,9 +121,30 @@ TEST_CASE("report_json: unknown figures are null, never made up") {
   CHECK(j["mfu"].is_null());
 }
 
+TEST_CASE("report_json: a trace without tokens or model FLOPs has them, and what is made of them, null") {
+  auto r = sample();
+  r.tokens_per_step.reset();
+  r.tokens_per_s.reset();
+  r.model_flops_per_step.reset();
+  r.model_tflops_per_gpu.reset();
+  r.mfu.reset();
+  r.power.modeled = r.thermal.modeled = true;
+  r.power.energy_per_token.reset();
+  const std::string text = inflect::io::report_to_json(r);
+  auto j = nlohmann::json::parse(text);
+  for (const char* k : {"tokens_per_step", "tokens_per_s", "model_flops_per_step", "model_tflops_per_gpu", "mfu"}) {
+    CAPTURE(k);
+    CHECK(j[k].is_null());
+  }
+  CHECK(j["power"]["energy_per_token_j"].is_null());
+  CHECK(j["hardware_tflops_per_gpu"].get<double>() == 205.1);  // what the kernels did is still known
+  // Read back, they stay unknown.
+  CHECK(inflect::io::report_to_json(inflect::io::report_from_json(nlohmann::ordered_json::parse(text))) == text);
+}
+
 TEST_CASE("report_json: duplicate memory parts are summed") {
   auto r = sample();
-  r.memory.parts = {{"buffers", 1e9}, {"buffers", 2e9}};
+  r.memory.parts = {{"buffers", core::Bytes(1e9)}, {"buffers", core::Bytes(2e9)}};
   auto j = nlohmann::json::parse(inflect::io::report_to_json(r));
   CHECK(j["memory"]["parts"].size() == 1);
   CHECK(j["memory"]["parts"]["buffers"].get<double>() == 3e9);
@@ -142,9 +165,9 @@ TEST_CASE("summary: fits, shares of the step, and does-not-fit by how much") {
   CHECK(s.find("pipeline bubble") != std::string::npos);
 
   // 90e9 of 80e9: over by 10e9 bytes = 9.3 GiB
-  r.memory.peak_bytes = 90e9;
+  r.memory.peak = core::Bytes(90e9);
   r.memory.fits = false;
-  r.memory.over_by_bytes = 10e9;
+  r.memory.over_by = core::Bytes(10e9);
   s = inflect::io::format_summary(r);
   CHECK(s.find("DOES NOT FIT (over by 9.3 GiB)") != std::string::npos);
 }

@@ -218,7 +218,7 @@ TEST_CASE("scan runner: impossible points are kept with their reason") {
     if (r.status == scan::RowStatus::invalid) {
       ++invalid;
       CHECK_FALSE(r.reason.empty());
-      CHECK(r.devices > 0);  // the scale is still known from the topology
+      CHECK(r.report.devices > 0);  // the scale is still known from the topology
     }
   CHECK(invalid == 4);
   CHECK(out.rows.size() == 8);

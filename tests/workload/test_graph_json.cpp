@@ -51,8 +51,8 @@ ExecutionGraph small_graph() {
     OpId deps2[] = {a, b};
     g.add_op(r, compute, OpType::compute, ka, Phase::recompute, -1, 65535, deps2);
   }
-  g.meta()["tokens_per_step"] = 4096;
-  g.meta()["model_flops_per_step"] = 1.5e18;
+  g.facts().tokens_per_step = 4096;
+  g.facts().model_flops_per_step = inflect::core::Flops(1.5e18);
   return g;
 }
 
@@ -94,7 +94,12 @@ TEST_CASE("graph JSON round trip is byte-identical") {
   CHECK(back.groups()[0].mirrors[0] == std::vector<RankId>{2, 3});
   CHECK(back.ops()[2].micro_batch == 65535);
   CHECK(back.ops()[2].layer == -1);
-  CHECK(back.meta().at("model_flops_per_step") == 1.5e18);
+  CHECK(back.facts().model_flops_per_step.value().value() == 1.5e18);
+  CHECK(back.facts().tokens_per_step == 4096);
+  // A fact the graph does not carry stays unknown (no 0 read in its place), and is not written.
+  CHECK_FALSE(back.facts().memory_peak.has_value());
+  CHECK_FALSE(back.facts().micro_batches.has_value());
+  CHECK(a.find("\"meta\":{\"model_flops_per_step\":1.5e+18,\"tokens_per_step\":4096.0}") != std::string::npos);
   CHECK(back.represents() == std::vector<std::uint32_t>{2, 2});
   // Deterministic: the same graph twice gives the same bytes.
   CHECK(graph_to_json(small_graph()) == a);
@@ -149,6 +154,11 @@ TEST_CASE("corrupt graph JSON is an input error naming the field") {
     expect_input_error(replace(good, "\"tp\",0,50331648.0]", "\"tp\",0,50331648.0,[[\"ag\",\"al_gather\",1]]]"),
                        "did you mean 'all_gather'");
     expect_input_error(replace(good, "\"tp\",0,50331648.0]", "\"tp\",0,50331648.0,[],1]"), "collectives[0]: expected 5 fields (6 with");
+  }
+  SUBCASE("meta: an unknown figure, a negative one, a fractional micro-batch count") {
+    expect_input_error(replace(good, "\"tokens_per_step\"", "\"tokens_per_stp\""), "meta.tokens_per_stp: unknown figure 'tokens_per_stp' (did you mean 'tokens_per_step'?)");
+    expect_input_error(replace(good, "\"tokens_per_step\":4096.0", "\"tokens_per_step\":-1"), "meta.tokens_per_step: -1 must be a finite number >= 0");
+    expect_input_error(replace(good, "\"tokens_per_step\":4096.0", "\"micro_batches\":2.5"), "meta.micro_batches: 2.5 is not a whole number >= 1");
   }
   SUBCASE("duplicate stream") { expect_input_error(replace(good, "[\"compute\",\"comm\"]", "[\"comm\",\"comm\"]"), "listed twice"); }
   SUBCASE("huge integer") { expect_input_error(replace(good, "\"total_ranks\":4", "\"total_ranks\":18446744073709551615"), "out of range"); }

@@ -21,7 +21,7 @@ struct ScalingPoint {
   /// 0 when the scale is the device count.
   double devices = 0;
   double throughput = 0;
-  double step_time_s = 0;
+  core::Seconds step_time;
   Breakdown breakdown;
 };
 

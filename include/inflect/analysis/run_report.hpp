@@ -1,49 +1,53 @@
 #pragma once
 // The result of simulating one experiment: what `inflect run` prints and writes as report.json.
-// Field names are the report.json keys (see io/report_json.hpp and docs/report.md).
+// The figures carry unit types (core/units.hpp); the report field table (io/report_fields.hpp)
+// names each one's report.json key and is the one place they become plain numbers.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "inflect/core/units.hpp"
+
 namespace inflect::analysis {
 
-/// Seconds per parallel dimension.
+/// Time per parallel dimension.
 struct PerDim {
-  double dp = 0, tp = 0, pp = 0, cp = 0, ep = 0;
-  double total() const { return dp + tp + pp + cp + ep; }
+  core::Seconds dp, tp, pp, cp, ep;
+  core::Seconds total() const { return dp + tp + pp + cp + ep; }
 };
 
-/// The critical rank's step, split so that the parts add up to step_time_s.
+/// The critical rank's step, split so that the parts add up to the step time.
 struct Breakdown {
-  double compute_s = 0;        // busy time of the compute stream (kernels incl. recompute)
-  double compute_interference_s = 0;  // of compute_s: slowdown from communication overlapping it
-  double compute_throttle_s = 0;      // of compute_s: kernels run below their board-power clock
-                                      // (a lower power cap or a hot device)
-  PerDim exposed_comm_s;       // compute stream idle while waiting on communication, by dimension
-  double bubble_s = 0;         // compute stream idle waiting for other pipeline stages
-  double other_s = 0;          // any remaining idle time (e.g. waiting for peers at a collective)
+  core::Seconds compute;       // busy time of the compute stream (kernels incl. recompute)
+  core::Seconds interference;  // of compute: slowdown from communication overlapping it
+  core::Seconds throttle;      // of compute: kernels run below their board-power clock (a lower
+                               // power cap or a hot device)
+  PerDim exposed_comm;         // compute stream idle while waiting on communication, by dimension
+  core::Seconds bubble;        // compute stream idle waiting for other pipeline stages
+  core::Seconds other;         // any remaining idle time (e.g. waiting for peers at a collective)
   std::string critical_rank_note;  // which rank was used
 };
 
 struct MemoryPart {
   std::string name;  // "weights", "gradients", "optimizer", "activations", "buffers"
-  double bytes = 0;
+  core::Bytes bytes;
 };
 
 struct MemoryReport {
-  double peak_bytes = 0;       // largest rank
-  double capacity_bytes = 0;   // device HBM
+  core::Bytes peak;             // largest rank
+  core::Bytes capacity;         // device HBM
   bool fits = true;
-  double over_by_bytes = 0;    // max(0, peak - capacity)
-  int peak_stage = 0;          // pipeline stage of the largest rank
+  core::Bytes over_by;          // max(0, peak - capacity)
+  int peak_stage = 0;           // pipeline stage of the largest rank
   std::vector<MemoryPart> parts;  // of the largest rank, largest first
-  bool known = true;           // false for a replayed trace that carries no memory figures
+  bool known = true;            // false for a replayed trace that carries no memory figures
 };
 
 struct SimulatorStats {
-  double wall_s = 0;
-  double compile_s = 0;  // building the execution graph (model + plan -> IR)
-  double engine_s = 0;   // running it
+  core::Seconds wall;     // wall-clock, the whole run
+  core::Seconds compile;  // building the execution graph (model + plan -> IR)
+  core::Seconds engine;   // running it
   std::uint64_t events = 0;
   std::uint64_t ops = 0;
   int simulated_ranks = 0;
@@ -53,28 +57,28 @@ struct SimulatorStats {
   std::string fidelity_note;  // why the fidelity differs from the one asked for ("" when it does not)
 };
 
-/// Power over the (last simulated) step; docs/power.md defines each figure.
+/// Power over the (last simulated) step; docs/power.md defines each figure. Clocks are MHz.
 struct PowerReport {
   bool modeled = false;
-  double cap_w = 0;                  // the limit each device held
-  double avg_device_w = 0;           // mean over devices and the step
-  double peak_device_w = 0;          // highest instantaneous draw of any device
-  double peak_avg_device_w = 0;      // highest 100 ms average of any device (what telemetry reads)
-  double avg_node_w = 0;             // devices + the node's other parts + its fabric share
-  double cluster_avg_w = 0;          // all nodes (IT power)
-  double facility_avg_w = 0;         // cluster_avg_w * PUE
-  double energy_per_step_j = 0;      // cluster_avg_w * step time (IT energy)
-  double facility_energy_per_step_j = 0;
-  double energy_per_token_j = 0;     // energy_per_step_j / tokens per step
-  double avg_clock_mhz = 0;          // compute-stream kernels' clock, weighted by their time
-  double max_clock_mhz = 0;          // the device's maximum
+  core::Watts cap;                  // the limit each device held
+  core::Watts avg_device;           // mean over devices and the step
+  core::Watts peak_device;          // highest instantaneous draw of any device
+  core::Watts peak_avg_device;      // highest 100 ms average of any device (what telemetry reads)
+  core::Watts avg_node;             // devices + the node's other parts + its fabric share
+  core::Watts cluster_avg;          // all nodes (IT power)
+  core::Watts facility_avg;         // cluster_avg * PUE
+  core::Joules energy_per_step;     // cluster_avg * step time (IT energy)
+  core::Joules facility_energy_per_step;
+  std::optional<core::Joules> energy_per_token;  // energy_per_step / tokens per step (unknown with them)
+  double avg_clock_mhz = 0;         // compute-stream kernels' clock, weighted by their time
+  double max_clock_mhz = 0;         // the device's maximum
 };
 
 struct ThermalReport {
   bool modeled = false;
   std::string cooling;                    // "air" | "liquid"
-  double inlet_c = 0;
-  double peak_temp_c = 0;                 // hottest device
+  core::Celsius inlet;
+  core::Celsius peak_temp;                // hottest device
   double throttled_fraction = 0;          // device-time spent in kernels below the max clock
   double power_throttled_fraction = 0;    // ... held there by the power limit
   double thermal_throttled_fraction = 0;  // ... held there by temperature
@@ -84,9 +88,9 @@ struct ThermalReport {
 
 /// One simulated step of a multi-step run (training.steps).
 struct StepRecord {
-  double step_time_s = 0;
-  double peak_temp_c = 0;
-  double avg_device_w = 0;
+  core::Seconds step_time;
+  core::Celsius peak_temp;
+  core::Watts avg_device;
 };
 
 struct RunReport {
@@ -96,20 +100,24 @@ struct RunReport {
   std::string topology;
   int nodes = 0;
   int devices = 0;
-  std::string plan;  // e.g. "tp8 pp16 dp8 cp1 sp zero1 1f1b recompute=full mb1"
+  std::string plan;  // plan::plan_label: "tp8 pp16 dp8 cp1 sp zero1 1f1b recompute=full mb1 m=192"
   /// False when the plan was not run (its memory does not fit); the timing fields are then 0 and
   /// report.json writes them as null; `not_simulated` says why.
   bool simulated = true;
   std::string not_simulated;
 
-  double step_time_s = 0;
-  double tokens_per_step = 0;
-  double tokens_per_s = 0;
-  double model_flops_per_step = 0;     // no recomputation
-  double hardware_flops_per_step = 0;  // including recomputed work
-  double model_tflops_per_gpu = 0;
+  core::Seconds step_time;
+  /// Unknown (nullopt) for a replayed trace that does not carry them (workload::GraphFacts), and
+  /// then so is every figure made from them: the report says null, never 0.
+  std::optional<double> tokens_per_step;
+  std::optional<core::Flops> model_flops_per_step;  // no recomputation
+  std::optional<double> tokens_per_s;
+  core::Flops hardware_flops_per_step;  // including recomputed work
+  /// TFLOP/s per GPU as report.json writes them, not FLOP/s: a scan row is read back from its
+  /// report.json and must come out the same, and x / 1e12 * 1e12 need not be x.
+  std::optional<double> model_tflops_per_gpu;
   double hardware_tflops_per_gpu = 0;
-  double mfu = 0;                      // model FLOP/s per GPU / dense peak at the precision
+  std::optional<double> mfu;  // model FLOP/s per GPU / dense peak at the precision
   double peak_tflops_per_gpu = 0;
 
   MemoryReport memory;

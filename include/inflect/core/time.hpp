@@ -10,6 +10,8 @@
 #include <compare>
 #include <limits>
 
+#include "inflect/core/units.hpp"
+
 namespace inflect::core {
 
 /// A point in, or span of, simulated time, in integer picoseconds.
@@ -26,6 +28,8 @@ class Time {
     if (s <= 0) return Time(0);
     return Time(static_cast<rep>(s * 1e12 + 0.5));
   }
+  /// A computed duration (Bytes / Bandwidth, Flops / FlopRate), rounded as from_seconds does.
+  static constexpr Time from(Seconds s) { return from_seconds(s.value()); }
   static constexpr Time zero() { return Time(0); }
   static constexpr Time max() { return Time(std::numeric_limits<rep>::max()); }
 

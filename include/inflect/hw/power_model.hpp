@@ -32,12 +32,12 @@ namespace inflect::hw {
 
 /// One kernel's power profile, computed once per kernel.
 struct KernelPower {
-  double t_cal_s = 0;      // its duration under board power (ComputeModel::duration)
-  double clock_share = 0;  // s: share of t_cal that scales with 1 / clock
-  double core_j = 0;       // dynamic core energy at the max clock's voltage
-  double hbm_j = 0;        // HBM energy, independent of the core clock
-  int cal_level = 0;       // grid level it runs at under board power
-  double cal_w = 0;        // power_w at cal_level (set by calibrate; engines ask for it per kernel)
+  core::Seconds t_cal;       // its duration under board power (ComputeModel::duration)
+  double clock_share = 0;    // s: share of t_cal that scales with 1 / clock
+  core::Joules core_energy;  // dynamic core energy at the max clock's voltage
+  core::Joules hbm_energy;   // HBM energy, independent of the core clock
+  int cal_level = 0;         // grid level it runs at under board power
+  core::Watts cal_power;     // power() at cal_level (set by calibrate; engines ask for it per kernel)
 };
 
 /// Why a kernel runs below the device's maximum clock.
@@ -53,7 +53,8 @@ class PowerModel {
   KernelPower profile(const KernelCost& k, const ComputeModel& compute) const;
   KernelPower profile(const std::vector<KernelCost>& parts, const ComputeModel& compute) const;
 
-  /// Clock grid: level 0 is the minimum clock, levels() - 1 the maximum.
+  /// Clock grid: level 0 is the minimum clock, levels() - 1 the maximum. Clocks are MHz (a bare
+  /// double: no frequency type, and nothing mixes them with another dimension).
   int levels() const { return static_cast<int>(clocks_.size()); }
   int top_level() const { return levels() - 1; }
   double clock_mhz(int level) const { return clocks_[static_cast<std::size_t>(level)]; }
@@ -62,23 +63,24 @@ class PowerModel {
   /// t(f) / t_cal at a level.
   double time_scale(const KernelPower& k, int level) const;
   /// Device power while the kernel runs at a level (idle included, communication not).
-  double power_w(const KernelPower& k, int level) const;
-  /// The highest level <= k.cal_level whose power fits `budget_w`; 0 when none does.
-  int level_under(const KernelPower& k, double budget_w) const;
+  core::Watts power(const KernelPower& k, int level) const;
+  /// The highest level <= k.cal_level whose power fits `budget`; 0 when none does.
+  int level_under(const KernelPower& k, core::Watts budget) const;
   /// Sets k.cal_level from its other fields (profile() calls it; tests build profiles by hand).
   KernelPower calibrate(KernelPower k) const;
 
   /// The temperature the calibration measurements are taken to have run at: the device at board
   /// power in an air-cooled node with a 25 C inlet (25 + board power x resistance_air).
-  double calibration_temp_c() const { return calibration_temp_c_; }
-  /// Static power above its calibration level at die temperature `temp_c` (none below it, so a
+  core::Celsius calibration_temp() const { return core::Celsius(calibration_temp_c_); }
+  /// Static power above its calibration level at die temperature `temp` (none below it, so a
   /// cool device keeps its calibrated clocks).
-  double leakage_w(double temp_c) const {
-    return temp_c > calibration_temp_c_ ? device_.power.leakage_w_per_c * (temp_c - calibration_temp_c_) : 0.0;
+  core::Watts leakage(core::Celsius temp) const {
+    const double t = temp.value();
+    return core::Watts(t > calibration_temp_c_ ? device_.power.leakage_w_per_c * (t - calibration_temp_c_) : 0.0);
   }
-  double idle_w() const { return idle_w_; }
-  double board_w() const { return board_w_; }
-  double communication_w() const { return comm_w_; }
+  core::Watts idle() const { return core::Watts(idle_w_); }
+  core::Watts board() const { return core::Watts(board_w_); }
+  core::Watts communication() const { return core::Watts(comm_w_); }
   const DeviceSpec& device() const { return device_; }
 
  private:
@@ -92,10 +94,11 @@ class PowerModel {
   double full_rate_w_ = 0;
 };
 
-/// Temperature after `dt_s` at constant power: the exact solution of C dT/dt = P - (T - T_c)/R,
+/// Temperature after `dt` at constant power: the exact solution of C dT/dt = P - (T - T_c)/R,
 ///   T(dt) = T_inf + (T0 - T_inf) exp(-dt / (R C)),  T_inf = T_c + P R.
-double rc_step(double t0_c, double coolant_c, double power_w, double r_c_per_w, double c_j_per_c, double dt_s);
+core::Celsius rc_step(core::Celsius t0, core::Celsius coolant, core::Watts power, core::ThermalResistance r,
+                      core::HeatCapacity c, core::Seconds dt);
 /// The temperature a constant power settles at: T_c + P R.
-inline double rc_steady(double coolant_c, double power_w, double r_c_per_w) { return coolant_c + power_w * r_c_per_w; }
+inline core::Celsius rc_steady(core::Celsius coolant, core::Watts power, core::ThermalResistance r) { return coolant + power * r; }
 
 }  // namespace inflect::hw

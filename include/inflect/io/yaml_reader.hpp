@@ -70,6 +70,19 @@ class MapReader {
   std::vector<std::string> asked_;
 };
 
+/// Returns fn(); an error it throws without a location (a check in the hw layer, a catalog lookup)
+/// is rethrown at `at`, the key whose value led to it, keeping its kind, so that the user sees the
+/// file and line that caused it. Errors that already have a location pass through.
+template <class Fn>
+auto located(const Node& at, Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const core::Error& e) {
+    if (!e.where().file.empty()) throw;
+    throw core::Error(e.kind(), e.message(), at.where());
+  }
+}
+
 /// A whole file as text; a missing or unreadable file is ErrorKind::io naming `what` ("scan file").
 std::string read_text_file(const std::string& path, const std::string& what = "file");
 /// Loads a YAML file; a missing file is ErrorKind::io, a syntax error ErrorKind::input with line.

@@ -1,23 +1,41 @@
 #pragma once
 // The compiler: model + plan -> execution graph (the IR the engine runs) and memory estimate.
+// (How the code is split into parts: docs/architecture.md, "The compiler (plan)".)
 //
-// Megatron-style semantics: TP collectives after each block's output projection (all-reduce, or
-// with sequence parallelism an all-gather before and a reduce-scatter after each block, in forward
-// and backward); PP activations and gradients as send/recv between neighbouring stages on their
-// own streams, in the order of the pipeline schedule; recomputation before each layer's backward;
-// DP gradient buckets (all-reduce, or reduce-scatter with ZeRO-1) launched on the "dp" stream as
-// soon as the last micro-batch's backward has produced a bucket, overlapped with the rest of the
-// backward; the optimizer step after the last bucket; with ZeRO-1 the parameter all-gather after
-// it. Kernels between two communication points are fused into one op (timing unchanged).
+// Each simulated rank runs its pipeline stage's steps in the schedule's order (plan/schedule.hpp:
+// forward, backward, or zero-bubble's split input- and weight-gradient steps; DualPipe's
+// overlapped forward-and-backward pairs woven op by op), and each step becomes ops on the rank's
+// streams, Megatron-style:
+//   TP   around each block (attention, MLP) an all-reduce after its output projection, or with
+//        sequence parallelism an all-gather before and a reduce-scatter after it, in forward and
+//        backward; with tp_comm_overlap, Transformer Engine's overlap of those with the GEMMs.
+//   CP   ring attention: the attention core in cp steps while the KV chunks move around the ring.
+//   EP   MoE layers: token dispatch and combine as all-to-alls over the EP group around the
+//        rank's experts (the shared experts optionally beside the dispatch).
+//   PP   activations and gradients as send/recv with the ranks holding the neighbouring chunks,
+//        on streams per kind and direction.
+//   recompute: full repeats the layer's forward before its backward, selective the attention core.
+//   DP   gradient buckets launched as they fill, behind the rest of the last micro-batch's
+//        backward: all-reduce, or with ZeRO >= 1 reduce-scatter (ZeRO-2/3: every micro-batch's,
+//        ZeRO-3 per layer); routed experts over the expert-data-parallel group; hybrid sharding
+//        then all-reduces across replicas; without overlap_grad_reduce one reduction after the
+//        schedule. Then DualPipe's two copies' gradients summed, the optimizer step, and with
+//        ZeRO-1/2 the parameter all-gather. ZeRO-3 gathers each layer's parameters before it runs,
+//        one layer ahead (again before its backward when resharded after forward).
+// Kernels between two communication points are fused into one op, and collectives back to back
+// on one group into one (same timing; CompileOptions).
+// Fidelity: symmetric emits each stage's first rank, standing for the stage's tp*cp*dp ranks;
+// full has every rank, those whose ops copy another's stored as replicas of it (by default a
+// stage's later ranks replay its first rank's requests instead of being emitted).
+// The memory estimate is plan/memory.hpp's; check_plan rejects what the plan cannot run.
 #include <string>
 
 #include "inflect/plan/experiment.hpp"
+#include "inflect/plan/fidelity.hpp"
 #include "inflect/plan/memory.hpp"
 #include "inflect/workload/exec_graph.hpp"
 
 namespace inflect::plan {
-
-enum class Fidelity : unsigned char { full, symmetric };
 
 struct CompileOptions {
   Fidelity fidelity = Fidelity::symmetric;
@@ -37,15 +55,14 @@ struct CompiledPlan {
   workload::ExecutionGraph graph;
   MemoryEstimate memory;
   int dp = 1;
-  int micro_batches = 1;
-  double tokens_per_step = 0;
-  double model_flops_per_step = 0;
+  int micro_batches = 1;  // tokens and model FLOPs per step: graph.facts()
   std::string summary;  // "tp8 pp16 dp8 cp1 sp zero1 1f1b recompute=full mb1 m=192"
 };
 
 /// Derives dp from the device count when the plan leaves it 0.
 int derive_dp(const Experiment& e);
-/// Checks the plan against the model and cluster; throws core::Error(input) naming the key.
+/// Checks that `e` has a model and that plan::validate finds no problem with its plan; throws
+/// core::Error(input) naming the first problem's key, its message and those of the others.
 void check_plan(const Experiment& e);
 CompiledPlan compile(const Experiment& e, const CompileOptions& options = {});
 

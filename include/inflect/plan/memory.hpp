@@ -2,7 +2,7 @@
 // Per-rank peak memory of a plan: weights, gradients, optimizer states, activations (by schedule
 // and recomputation) and communication buffers, against the device's HBM.
 //
-// Conventions (Megatron-LM with bf16/fp16 mixed precision, documented in docs/memory.md):
+// Conventions (Megatron-LM with bf16/fp16 mixed precision; docs/plans.md tabulates the sharding):
 //   weights      = params_on_rank * bytes(precision)
 //   gradients    = params_on_rank * grad_bytes_per_param (fp32 main grads for bf16, as Megatron sets
 //                  accumulate_allreduce_grads_in_fp32 for bf16; fp16 grads for fp16)

@@ -94,7 +94,7 @@ struct ScheduleShape {
 /// interleaved layout (the rank's chunk v is global chunk v*pp + rank), each step suffixed .v
 /// ("F0.0 F1.0 F0.1 ..."; no suffix = .0). Throws core::Error(input) naming
 /// the rank and the token on a malformed step; whether the steps form a schedule (every step once,
-/// no deadlock) is replay_schedule's check (schedule_problem runs it).
+/// no deadlock) is replay_schedule's check (plan::validate runs it for a custom schedule).
 std::vector<std::vector<ScheduleStep>> parse_custom_schedule(const std::vector<std::string>& ranks);
 /// One rank's string of that list: rank `rank` of `ranks` (for messages and chunk numbering).
 std::vector<ScheduleStep> parse_custom_rank(const std::string& text, int rank, int ranks);

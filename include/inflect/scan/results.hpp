@@ -26,39 +26,16 @@ struct ScanRow {
   RowStatus status = RowStatus::ok;
   std::string reason;
 
-  // Known whenever the experiment loaded (every status but invalid; invalid when the topology
-  // alone could be read).
-  int devices = 0;
-  int nodes = 0;
-  std::string plan;
-  std::string device;
-  double tokens_per_step = 0;
-
-  // Timing figures: status ok only.
-  double step_time_s = 0;
-  double tokens_per_s = 0;
-  double model_tflops_per_gpu = 0;
-  double mfu = 0;
-  analysis::Breakdown breakdown;
-  // Power and temperature: status ok only.
-  double avg_device_w = 0;
-  double peak_device_w = 0;
-  double peak_avg_device_w = 0;
-  double energy_per_token_j = 0;
-  double peak_temp_c = 0;
-  double throttled_fraction = 0;
-  std::string limiter;
-
-  // Memory: known when the experiment loaded.
-  double peak_memory_bytes = 0;
-  double capacity_bytes = 0;
-  bool fits = true;
-
-  /// report.json of the point (without wall-clock fields), when the experiment loaded.
-  std::string report_json;
+  /// The point's report, when it ran (ok, does_not_fit): has_report. A point that did not run
+  /// (invalid, failed) keeps here only what is known of it, its devices and nodes (when its
+  /// topology could be read); its row's figures are then null. The row's figures are this
+  /// report's, written through the field table (io/report_fields.hpp) under the names rows have
+  /// always used (aliases such as breakdown.exposed_dp_s).
+  analysis::RunReport report;
+  bool has_report = false;
 };
 
-/// Builds the row of a point that ran (any status but invalid) from its report.
+/// Builds the row of a point that ran (ok or does_not_fit) from its report.
 ScanRow row_from_report(const analysis::RunReport& r);
 
 /// One results.jsonl line (no trailing newline).

@@ -21,11 +21,12 @@ struct SearchOptions {
 
 struct RankedPlan {
   Candidate plan;
+  std::string label;  // describe(): the plan as its report labels it
   Estimate estimate;
   int estimate_rank = 0;  // 1 = the estimate's best
   std::optional<analysis::RunReport> report;  // the engine's, for simulated plans
   std::string error;                          // when the engine could not run it
-  double simulated_step_s() const { return report && report->simulated ? report->step_time_s : 0.0; }
+  double simulated_step_s() const { return report && report->simulated ? report->step_time.value() : 0.0; }
 };
 
 struct SearchResult {

@@ -44,8 +44,9 @@ struct Candidate {
 /// Writes the candidate's plan into `e` (parallel degrees, schedule, ZeRO, recomputation and
 /// training.micro_batch); every other setting of `e` is kept.
 void apply(const Candidate& c, plan::Experiment& e);
-/// "tp8 cp1 pp16 dp128 sp zero1 1f1b recompute=full mb1" (interleaved as "interleaved(v2)").
-std::string describe(const Candidate& c);
+/// The candidate's plan on `base`, labelled as report.json's `plan` is (plan::plan_label:
+/// "tp8 pp16 dp128 cp1 sp zero1 1f1b recompute=full mb1 m=8").
+std::string describe(const plan::Experiment& base, const Candidate& c);
 
 /// The degree lists with the defaults filled in for this model and cluster (what is enumerated).
 SearchSpace resolve_space(const plan::Experiment& base, SearchSpace space);
@@ -57,8 +58,8 @@ inline constexpr double kMaxSpaceSize = 1e7;
 
 /// Every plan of `space` that the model and cluster allow, in lexicographic order of (tp, cp,
 /// pp, ep, micro_batch, zero, schedule, virtual_stages, recompute, sequence_parallel). `base`
-/// supplies the model, cluster and training settings. The checks are those of
-/// plan::check_plan and the experiment loader, so every candidate compiles.
+/// supplies the model, cluster and training settings. The checks are plan::validate's rules, stage
+/// by stage (plan::passes), so every candidate compiles.
 std::vector<Candidate> enumerate_plans(const plan::Experiment& base, const SearchSpace& space);
 
 }  // namespace inflect::search

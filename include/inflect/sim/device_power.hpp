@@ -20,22 +20,22 @@ namespace inflect::sim {
 
 /// One simulated device's cooling and starting temperature.
 struct DeviceCooling {
-  double coolant_c = 25;          // inlet air or coolant temperature
-  double resistance_c_per_w = 0;  // die to coolant
-  double capacitance_j_per_c = 0;
-  double start_c = 25;            // temperature at time zero
-  bool start_hot = false;         // throttling at time zero (hysteresis carried from a step before)
+  core::Celsius coolant{25};           // inlet air or coolant temperature
+  core::ThermalResistance resistance;  // die to coolant
+  core::HeatCapacity capacitance;
+  core::Celsius start{25};             // temperature at time zero
+  bool start_hot = false;              // throttling at time zero (hysteresis carried from a step before)
   /// While hot, the power a kernel may draw; 0 = what the cooling removes at the slowdown
-  /// temperature. analysis::simulate regulates it across steps (see docs/power.md).
-  double hot_budget_w = 0;
+  /// temperature. warm_start regulates it across steps (see docs/power.md).
+  core::Watts hot_budget;
 };
 
 struct PowerOptions {
   const hw::PowerModel* model = nullptr;  // null: no power model (clocks fixed, nothing reported)
-  double cap_w = 0;                       // the power limit every device holds
+  core::Watts cap;                        // the power limit every device holds
   std::vector<DeviceCooling> devices;     // one per simulated rank, in graph order
   core::Time thermal_step = core::Time::from_seconds(0.01);
-  /// Window of the averaged peak (DevicePower::peak_avg_w), as power telemetry averages.
+  /// Window of the averaged peak (DevicePower::peak_avg), as power telemetry averages.
   core::Time average_window = core::Time::from_seconds(0.1);
   /// The engine's comm_interference: a kernel overlapped by communication is stretched by
   /// (1 + this) with the same energy, so it draws its dynamic power / (1 + this) meanwhile.
@@ -44,19 +44,35 @@ struct PowerOptions {
 
 /// One device over a run.
 struct DevicePower {
-  double energy_j = 0;
-  double peak_w = 0;             // instantaneous, at kernel granularity
-  double peak_avg_w = 0;         // the highest average over any average_window (the run's
+  core::Joules energy;
+  core::Watts peak;              // instantaneous, at kernel granularity
+  core::Watts peak_avg;          // the highest average over any average_window (the run's
                                  // average when it is shorter than one window)
-  double peak_c = 0;
-  double end_c = 0;
-  double kernel_s = 0;           // time running compute-stream kernels
-  double clock_mhz_s = 0;        // their clock, integrated over that time
-  double power_limited_s = 0;    // kernel time below the max clock because of the power limit
-  double thermal_limited_s = 0;  // ... because the device was hot
+  core::Celsius peak_temp;
+  core::Celsius end_temp;
+  core::Seconds kernel_time;     // time running compute-stream kernels
+  double clock_mhz_s = 0;        // their clock (MHz), integrated over that time
+  core::Seconds power_limited;   // kernel time below the max clock because of the power limit
+  core::Seconds thermal_limited; // ... because the device was hot
   bool reached_shutdown = false;
   bool end_hot = false;          // still throttling for heat at the end
 };
+
+/// Where a device starts the next step of a multi-step run (training.steps, docs/power.md "Steps"),
+/// from how it ran the step before (`previous`, over `step`, having started as `before`); `fresh`
+/// is its cooling with the start a first step has (the temperature its idle power settles at).
+/// A step lasts seconds and the RC constant tens of seconds, so the next step starts at the state
+/// a long run of such steps reaches:
+///   - a device whose average power settles below its slowdown temperature starts there;
+///   - one that would settle above it is regulated, as the driver's thermal slowdown does: it
+///     starts at the slowdown temperature, hot, and its kernels may draw a budget that the next
+///     steps correct until its average power is what the cooling removes there,
+///     P_th = (T_slowdown - T_coolant) / R (the budget's part above idle scaled by the ratio of
+///     the wanted to the measured average above idle);
+///   - a regulated device whose budget would exceed board power is no longer limited by heat.
+/// A step of no length leaves the start as it was (`fresh`).
+DeviceCooling warm_start(const hw::PowerModel& model, const DeviceCooling& fresh, const DeviceCooling& before,
+                         const DevicePower& previous, core::Time step);
 
 class DevicePowerTracker {
  public:
@@ -76,20 +92,21 @@ class DevicePowerTracker {
   /// Each device's figures over the run; complete after finish().
   const std::vector<DevicePower>& devices() const { return out_; }
   /// Instantaneous figures of a device, for trace counters.
-  double power_w(std::uint32_t slot) const;
+  core::Watts power(std::uint32_t slot) const { return core::Watts(state_[slot].power_w); }
   double clock_mhz(std::uint32_t slot) const;
-  double temperature_c(std::uint32_t slot) const { return state_[slot].temp_c; }
+  core::Celsius temperature(std::uint32_t slot) const { return core::Celsius(state_[slot].temp_c); }
 
  private:
   // Everything an event touches sits in one 128-byte State per device (two cache lines; the
-  // engine calls in here several times per kernel on every device), and the power drawn now is
+  // engine calls in here several times per kernel on every device), as plain doubles in the units
+  // their names say (converted to unit types at the public edges above). The power drawn now is
   // kept, refreshed when a kernel starts or ends, communication starts or stops, or the
   // temperature moves, so that settling is one multiply-add per energy total. Kernel-time figures
   // are added once per kernel (its clock holds for the whole kernel), not at every settle.
   struct alignas(64) State {
     core::Time last;          // when the power last changed (energy settled to here)
     core::Time window_start;  // thermal window
-    core::Time avg_start;     // averaging window (peak_avg_w)
+    core::Time avg_start;     // averaging window (peak_avg)
     core::Time kernel_since;  // when the running kernel started
     double power_w = 0;       // drawn now: idle + leakage + kernel + communication
     double base_w = 0;        // idle + leakage at temp_c
@@ -122,7 +139,7 @@ class DevicePowerTracker {
   /// The die temperature moved: leakage, so the idle-plus-leakage base and the power drawn, follow.
   void set_temperature(State& s, double temp_c) const {
     s.temp_c = temp_c;
-    s.base_w = model_->idle_w() + model_->leakage_w(temp_c);
+    s.base_w = idle_w_ + model_->leakage(core::Celsius(temp_c)).value();
     refresh(s);
   }
   /// Recomputes power_w from the state (after kernel_w, comm or temp_c changed).
@@ -135,7 +152,7 @@ class DevicePowerTracker {
   const hw::PowerModel* model_ = nullptr;
   PowerOptions opt_;
   double comm_slowdown_ = 1;  // 1 + interference: a kernel beside communication draws its dynamic power / this
-  double comm_w_ = 0;
+  double comm_w_ = 0, idle_w_ = 0, cap_w_ = 0;  // the model's and options' watts, read per kernel
   std::vector<State> state_;
   std::vector<DevicePower> out_;
 };

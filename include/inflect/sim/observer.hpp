@@ -3,6 +3,7 @@
 // announces each op as it finishes; io turns that into a Perfetto trace. The engine never includes
 // a JSON library.
 #include "inflect/core/time.hpp"
+#include "inflect/core/units.hpp"
 #include "inflect/workload/exec_graph.hpp"
 
 namespace inflect::sim {
@@ -23,9 +24,9 @@ struct OpSpan {
 struct DeviceSample {
   workload::RankId rank = 0;
   core::Time time;
-  double watts = 0;
+  core::Watts power;
   double clock_mhz = 0;
-  double temp_c = 0;
+  core::Celsius temperature;
 };
 
 class Observer {

@@ -11,6 +11,7 @@
 // fits in memory. The graph is move-only; OpId handles are plain indices.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -124,6 +125,16 @@ struct KeptRank {
 using OpVector = std::vector<Op, core::HugePageAllocator<Op>>;
 using OpIdVector = std::vector<OpId, core::HugePageAllocator<OpId>>;
 
+/// Figures of the whole step that the report needs and the ops do not give. The compiler knows
+/// them all; a replayed trace may lack any (its JSON `meta`, docs/execution-graph.md). A missing
+/// one is unknown: the report says null for it and for what is made from it, never 0.
+struct GraphFacts {
+  std::optional<double> tokens_per_step;            // global_batch * seq_len
+  std::optional<core::Flops> model_flops_per_step;  // forward + backward, no recomputation (MFU's numerator)
+  std::optional<core::Bytes> memory_peak;           // the largest rank's peak memory
+  std::optional<std::int64_t> micro_batches;        // per step and data-parallel rank
+};
+
 class ExecutionGraph {
  public:
   ExecutionGraph() = default;
@@ -206,10 +217,9 @@ class ExecutionGraph {
   const std::vector<Collective>& collectives() const { return collectives_; }
   const std::vector<Group>& groups() const { return groups_; }
 
-  /// Free-form figures a frontend records for the report (e.g. "model_flops_per_step",
-  /// "tokens_per_step", "memory_peak_bytes").
-  std::map<std::string, double>& meta() { return meta_; }
-  const std::map<std::string, double>& meta() const { return meta_; }
+  /// What the frontend knows of the whole step, for the report.
+  GraphFacts& facts() { return facts_; }
+  const GraphFacts& facts() const { return facts_; }
   std::string name;
 
   /// Checks ids, dep order and group membership (of kept ops; replicas are checked by end_rank);
@@ -226,7 +236,7 @@ class ExecutionGraph {
   std::vector<Group> groups_;
   OpVector ops_;
   OpIdVector deps_;
-  std::map<std::string, double> meta_;
+  GraphFacts facts_;
   // Ranks declared by end_rank; each knows where it starts in expanded(), whose order is theirs.
   std::vector<KeptRank> kept_;
   std::vector<Replica> replicas_;

@@ -1,0 +1,54 @@
+#include "plan/plan_context.hpp"
+
+namespace inflect::plan::compiler {
+
+PlanContext::PlanContext(const Experiment& e, const CompileOptions& o)
+    : experiment(e),
+      options(o),
+      model(*e.workload.model),
+      plan(e.parallel),
+      dp(derive_dp(e)),
+      micro_batches(static_cast<int>(e.training.global_batch / (static_cast<std::int64_t>(dp) * e.training.micro_batch))),
+      shape(schedule_shape(e, dp)),
+      layout(pipeline_layout(plan.schedule, shape)),
+      mesh(plan, dp),
+      shard(shard_shape(e)),
+      layer(workload::transformer_layer(model, shard)) {
+  if (model.is_moe()) {
+    moe = workload::moe_mlp(model, shard);
+    ep_bytes = moe.dispatch_bytes.value();
+  }
+  dp_group_size = dp * plan.cp;
+  if (plan.shard_group > 0 && plan.shard_group < dp_group_size) {
+    replicas = dp_group_size / plan.shard_group;
+    dp_group_size = plan.shard_group;  // the group that reduce-scatters and gathers
+  }
+  grad_bytes = grad_bytes_per_param(e.training.precision);
+  pp_message_bytes = static_cast<double>(e.training.micro_batch * e.training.seq_len / plan.cp * model.hidden) *
+                     core::bytes_per_element(e.training.precision) / (plan.sequence_parallel ? plan.tp : 1);
+  edp_group_size = dp * plan.cp / plan.ep;
+
+  memory = estimate_memory(e, dp);
+  for (int s = 0; s < plan.pp; ++s) {
+    double params = memory.stages[static_cast<std::size_t>(s)].params;
+    const double experts = plan.ep > 1 ? memory.stages[static_cast<std::size_t>(s)].expert_params : 0.0;
+    stage_params.push_back(params);
+    stage_expert_params.push_back(memory.stages[static_cast<std::size_t>(s)].expert_params);
+    // ZeRO >= 1: each rank updates its shard, dense parameters over dp*cp (or the shard group),
+    // routed experts over dp*cp/ep (the expert-data-parallel group).
+    stage_shard_params.push_back(plan.zero >= 1 ? (params - experts) / dp_group_size + experts / edp_group_size : params);
+  }
+}
+
+workload::RankId PlanContext::at_stage(workload::RankId r, int stage) const {
+  Coords c = mesh.coords(r);
+  c.pp = stage;
+  return mesh.rank(c);
+}
+
+bool PlanContext::flows_up(int chunk) const {
+  // The second arm of DualPipeV and DualPipe's second direction run from rank p-1 back to 0.
+  return (plan.schedule == Schedule::dualpipe || plan.schedule == Schedule::dualpipev) && chunk >= plan.pp;
+}
+
+}  // namespace inflect::plan::compiler
