@@ -5,7 +5,8 @@
 # each inflect_layer() call, transitively (docs/architecture.md's table mirrors them); src/cli (the
 # executable, on top) may include every layer. Linking alone does not enforce this: every layer
 # sees all of include/, and an upward include of an inline function compiles and links.
-# Also fails on a src/<layer>/*.cpp that CMakeLists.txt does not list (sources are not globbed).
+# Also fails on a src/<layer>/*.cpp that CMakeLists.txt does not list (sources are not globbed),
+# and on a file docs/architecture.md does not name.
 # Prints file:line of each include that breaks the order and fails.
 #
 #   cmake -P tests/layers/check_layers.cmake            (ROOT: the source tree, default ../..)
@@ -124,13 +125,26 @@ foreach(file IN LISTS files)
   endforeach()
 endforeach()
 
+# --- docs/architecture.md names every file (its file map), so the page cannot fall behind the
+# tree: a file is named as `x.cpp`, `x.hpp` or `x.{hpp,cpp}`. ---
+file(READ "${ROOT}/docs/architecture.md" architecture)
+foreach(file IN LISTS files)
+  get_filename_component(name "${file}" NAME)
+  get_filename_component(stem "${file}" NAME_WE)
+  string(FIND "${architecture}" "${name}" at_name)
+  string(FIND "${architecture}" "${stem}.{" at_stem)
+  if(at_name EQUAL -1 AND at_stem EQUAL -1)
+    string(APPEND violations "${file}: not named in docs/architecture.md (its file map, \"Where each file lives\")\n")
+  endif()
+endforeach()
+
 list(LENGTH files file_count)
 string(REPLACE ";" ", " declared "${layers}")
 if(NOT violations STREQUAL "")
   string(REGEX MATCHALL "\n" count "${violations}")
   list(LENGTH count count)
   message(NOTICE "${violations}")  # unwrapped, one file:line per line
-  message(FATAL_ERROR "${count} includes or files break the layer order or the source lists of CMakeLists.txt (${declared}, then cli)")
+  message(FATAL_ERROR "${count} includes or files break the layer order, the source lists of CMakeLists.txt or the file map of docs/architecture.md (${declared}, then cli)")
 endif()
 message(STATUS "layers: ${checked} includes in ${file_count} files, each of its own layer or one below "
                "(CMakeLists.txt: ${declared}, then cli)")
