@@ -1,5 +1,5 @@
 // Compute model against hand-built devices: every expected figure is worked out in the comment
-// first. Measured inputs are quoted from ../shared/data/microbench/matmul.yaml by entry id.
+// first. Measured inputs are quoted from tests/data/microbench/matmul.yaml by entry id.
 #include <doctest/doctest.h>
 
 #include <algorithm>
