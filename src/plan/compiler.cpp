@@ -11,12 +11,10 @@
 #include <vector>
 
 #include "inflect/core/error.hpp"
-#include "inflect/core/strings.hpp"
 #include "inflect/plan/placement.hpp"
 #include "inflect/plan/plan_summary.hpp"
 #include "inflect/plan/schedule.hpp"
 #include "inflect/plan/validate.hpp"
-#include "inflect/workload/layer_costs.hpp"
 #include "plan/data_parallel.hpp"
 #include "plan/group_table.hpp"
 #include "plan/kernel_blocks.hpp"

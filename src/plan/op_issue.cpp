@@ -1,7 +1,5 @@
 #include "plan/op_issue.hpp"
 
-#include "inflect/core/error.hpp"
-
 namespace inflect::plan::compiler {
 
 using workload::OpId;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <numeric>
 
 #include "inflect/analysis/simulate.hpp"
 #include "inflect/core/error.hpp"

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include <fmt/format.h>
-
 #include "inflect/core/error.hpp"
 #include "inflect/plan/compiler.hpp"
 #include "inflect/plan/plan_summary.hpp"
