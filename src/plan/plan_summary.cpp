@@ -6,6 +6,7 @@
 
 #include "inflect/core/strings.hpp"
 #include "inflect/plan/compiler.hpp"
+#include "inflect/plan/memory.hpp"
 #include "inflect/plan/schedule.hpp"
 #include "inflect/workload/layer_costs.hpp"
 
@@ -14,7 +15,6 @@ namespace inflect::plan {
 std::string plan_label(const Experiment& e) {
   const ParallelPlan& p = e.parallel;
   const int dp = derive_dp(e);
-  const auto micro_batches = e.training.global_batch / (static_cast<std::int64_t>(dp) * e.training.micro_batch);
   // Hybrid sharding: the shard group reduce-scatters and gathers, its replicas all-reduce.
   int dp_group = dp * p.cp, replicas = 1;
   if (p.shard_group > 0 && p.shard_group < dp_group) {
@@ -27,7 +27,7 @@ std::string plan_label(const Experiment& e) {
   std::string label = fmt::format("tp{} pp{} dp{} cp{}{} {} {} recompute={} mb{} m={}", p.tp, p.pp, dp, p.cp,
                                   p.sequence_parallel ? (p.tp_comm_overlap ? " sp tp-overlap" : " sp") : "", sharding,
                                   schedule_label(p.schedule, p.virtual_stages), workload::recompute_name(p.recompute),
-                                  e.training.micro_batch, micro_batches);
+                                  e.training.micro_batch, micro_batches(e, dp));
   if (!p.layers_per_stage.empty()) {
     std::vector<std::string> counts;
     for (int n : p.layers_per_stage) counts.push_back(std::to_string(n));
@@ -42,7 +42,7 @@ workload::GraphFacts step_facts(const Experiment& e) {
   const double tokens = static_cast<double>(e.training.global_batch * e.training.seq_len);
   f.tokens_per_step = tokens;
   if (e.workload.model) f.model_flops_per_step = core::Flops(workload::model_flops_per_token(*e.workload.model, e.training.seq_len) * tokens);
-  f.micro_batches = e.training.global_batch / (static_cast<std::int64_t>(derive_dp(e)) * e.training.micro_batch);
+  f.micro_batches = micro_batches(e, derive_dp(e));
   return f;
 }
 
