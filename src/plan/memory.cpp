@@ -38,6 +38,15 @@ std::int64_t micro_batches(const Experiment& e, int dp) {
   return e.training.global_batch / (static_cast<std::int64_t>(dp) * e.training.micro_batch);
 }
 
+ShardGroups shard_groups(const ParallelPlan& p, int dp) {
+  ShardGroups g{dp * p.cp, 1};
+  if (p.shard_group > 0 && p.shard_group < g.size) {
+    g.replicas = g.size / p.shard_group;
+    g.size = p.shard_group;
+  }
+  return g;
+}
+
 ScheduleShape schedule_shape(const Experiment& e, int dp) {
   ScheduleShape x;
   x.stages = e.parallel.pp;

@@ -18,11 +18,9 @@ PlanContext::PlanContext(const Experiment& e, const CompileOptions& o)
     moe = workload::moe_mlp(model, shard);
     ep_bytes = moe.dispatch_bytes.value();
   }
-  dp_group_size = dp * plan.cp;
-  if (plan.shard_group > 0 && plan.shard_group < dp_group_size) {
-    replicas = dp_group_size / plan.shard_group;
-    dp_group_size = plan.shard_group;  // the group that reduce-scatters and gathers
-  }
+  const ShardGroups shards = shard_groups(plan, dp);
+  dp_group_size = shards.size;
+  replicas = shards.replicas;
   grad_bytes = grad_bytes_per_param(e.training.precision);
   pp_message_bytes = static_cast<double>(e.training.micro_batch * e.training.seq_len / plan.cp * model.hidden) *
                      core::bytes_per_element(e.training.precision) / (plan.sequence_parallel ? plan.tp : 1);

@@ -15,14 +15,10 @@ namespace inflect::plan {
 std::string plan_label(const Experiment& e) {
   const ParallelPlan& p = e.parallel;
   const int dp = derive_dp(e);
-  // Hybrid sharding: the shard group reduce-scatters and gathers, its replicas all-reduce.
-  int dp_group = dp * p.cp, replicas = 1;
-  if (p.shard_group > 0 && p.shard_group < dp_group) {
-    replicas = dp_group / p.shard_group;
-    dp_group = p.shard_group;
-  }
   std::string sharding = p.fsdp ? (p.reshard_after_forward ? "fsdp" : "fsdp(no-reshard)") : fmt::format("zero{}", p.zero);
-  if (replicas > 1) sharding += fmt::format(" hybrid{}x{}", dp_group, replicas);
+  // Hybrid sharding: the shard group reduce-scatters and gathers, its replicas all-reduce.
+  if (const ShardGroups shards = shard_groups(p, dp); shards.replicas > 1)
+    sharding += fmt::format(" hybrid{}x{}", shards.size, shards.replicas);
   if (p.ep > 1) sharding = fmt::format("ep{} ", p.ep) + sharding;
   std::string label = fmt::format("tp{} pp{} dp{} cp{}{} {} {} recompute={} mb{} m={}", p.tp, p.pp, dp, p.cp,
                                   p.sequence_parallel ? (p.tp_comm_overlap ? " sp tp-overlap" : " sp") : "", sharding,

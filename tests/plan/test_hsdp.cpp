@@ -42,4 +42,6 @@ TEST_CASE("HSDP all-reduces each reduced bucket's shard across replicas during t
   CHECK(rs > 1);
   CHECK(ar == rs);
   CHECK(ar_bytes == doctest::Approx(rs_bytes / 4));
+  // The label names the shard group and its replicas (plan::shard_groups, as the groups above).
+  CHECK(c.summary.find(" hybrid4x2 ") != std::string::npos);
 }

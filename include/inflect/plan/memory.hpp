@@ -60,6 +60,13 @@ LayerShard layer_shard(const workload::ModelSpec& m, int layer, int tp, int ep);
 double grad_bytes_per_param(core::Precision p);
 /// Micro-batches per step of one data-parallel rank.
 std::int64_t micro_batches(const Experiment& e, int dp);
+/// Hybrid sharding (parallel.shard_group): the group that reduce-scatters and gathers (dp*cp, or
+/// the shard group when it is smaller) and how many replicas of it all-reduce across (1 without).
+struct ShardGroups {
+  int size = 1;
+  int replicas = 1;
+};
+ShardGroups shard_groups(const ParallelPlan& p, int dp);
 /// The pipeline schedule's shape under the experiment (stages, micro-batches, chunks, layers).
 ScheduleShape schedule_shape(const Experiment& e, int dp);
 MemoryEstimate estimate_memory(const Experiment& e, int dp);
