@@ -84,8 +84,9 @@ int DataParallelOps::gather_params(RankId r, int layer, int mb, Phase ph, StepOp
 void DataParallelOps::reduce_without_overlap(RankId r, int stage, StepOps& out) {
   const auto si = static_cast<std::size_t>(stage);
   if (!ctx_.plan.overlap_grad_reduce && (ctx_.dp_group_size > 1 || ctx_.replicas > 1)) {
-    const double experts = ctx_.plan.ep > 1 ? ctx_.stage_expert_params[si] : 0.0;
-    pending_[0] = (ctx_.stage_params[si] - experts) * ctx_.grad_bytes;
+    const StageMemory& held = ctx_.memory.stages[si];
+    const double experts = ctx_.plan.ep > 1 ? held.expert_params : 0.0;
+    pending_[0] = (held.params - experts) * ctx_.grad_bytes;
     pending_experts_[0] = experts * ctx_.grad_bytes;
     flush_bucket(r, 0, out);
   }
@@ -109,10 +110,11 @@ void DataParallelOps::optimizer_step(RankId r, int stage, StepOps& out) {
   compute(streams_.compute, blocks_.optimizer[si], Phase::optimizer, -1, 0, out);
   if (ctx_.plan.zero == 1 || ctx_.plan.zero == 2) {
     const double bpe = core::bytes_per_element(ctx_.experiment.training.precision);
-    const double experts = ctx_.plan.ep > 1 ? ctx_.stage_expert_params[si] : 0.0;
+    const StageMemory& held = ctx_.memory.stages[si];
+    const double experts = ctx_.plan.ep > 1 ? held.expert_params : 0.0;
     if (ctx_.dp_group_size > 1)
       comm(streams_.dp,
-           groups_.collective(CollectiveKind::all_gather, ParallelDim::dp, groups_.group(kDp, r), (ctx_.stage_params[si] - experts) * bpe,
+           groups_.collective(CollectiveKind::all_gather, ParallelDim::dp, groups_.group(kDp, r), (held.params - experts) * bpe,
                               "dp_ag_params"),
            Phase::optimizer, -1, 0, out);
     if (experts > 0 && ctx_.edp_group_size > 1)

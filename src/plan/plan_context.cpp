@@ -27,11 +27,9 @@ PlanContext::PlanContext(const Experiment& e, const CompileOptions& o)
   edp_group_size = dp * plan.cp / plan.ep;
 
   memory = estimate_memory(e, dp);
-  for (int s = 0; s < plan.pp; ++s) {
-    double params = memory.stages[static_cast<std::size_t>(s)].params;
-    const double experts = plan.ep > 1 ? memory.stages[static_cast<std::size_t>(s)].expert_params : 0.0;
-    stage_params.push_back(params);
-    stage_expert_params.push_back(memory.stages[static_cast<std::size_t>(s)].expert_params);
+  for (const StageMemory& st : memory.stages) {
+    const double params = st.params;
+    const double experts = plan.ep > 1 ? st.expert_params : 0.0;
     // ZeRO >= 1: each rank updates its shard, dense parameters over dp*cp (or the shard group),
     // routed experts over dp*cp/ep (the expert-data-parallel group).
     stage_shard_params.push_back(plan.zero >= 1 ? (params - experts) / dp_group_size + experts / edp_group_size : params);

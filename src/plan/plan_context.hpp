@@ -37,10 +37,8 @@ struct PlanContext {
   int dp_group_size = 1;             // the group that reduce-scatters and gathers: dp*cp, or the shard group
   int replicas = 1;                  // hybrid sharding: data-parallel replicas of each shard group
   int edp_group_size = 1;            // ranks holding the same experts: dp*cp/ep
-  MemoryEstimate memory;
-  std::vector<double> stage_params;         // parameters one rank of each stage holds
-  std::vector<double> stage_expert_params;  // ... of which routed experts
-  std::vector<double> stage_shard_params;   // ... of which it updates (its optimizer shard)
+  MemoryEstimate memory;                   // its stages[s] hold the parameters one rank of stage s holds
+  std::vector<double> stage_shard_params;  // ... of which it updates (its optimizer shard)
 
   /// The rank with r's coordinates but pipeline stage `stage`.
   workload::RankId at_stage(workload::RankId r, int stage) const;
