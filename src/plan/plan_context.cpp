@@ -26,7 +26,7 @@ PlanContext::PlanContext(const Experiment& e, const CompileOptions& o)
                      core::bytes_per_element(e.training.precision) / (plan.sequence_parallel ? plan.tp : 1);
   edp_group_size = dp * plan.cp / plan.ep;
 
-  memory = estimate_memory(e, dp);
+  memory = estimate_memory(e, dp, schedule_facts(plan.schedule, shape));  // the shape derived above
   for (const StageMemory& st : memory.stages) {
     const double params = st.params;
     const double experts = plan.ep > 1 ? st.expert_params : 0.0;
