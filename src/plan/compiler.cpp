@@ -165,7 +165,7 @@ CompiledPlan Compiler::run() {
   const MemoryEstimate& mem = ctx_.memory;
   CompiledPlan out;
   out.dp = ctx_.dp;
-  out.micro_batches = ctx_.micro_batches;
+  out.micro_batches = ctx_.shape.micro_batches;
   out.summary = plan_label(ctx_.experiment);
   g_.name = ctx_.experiment.name;
   g_.facts() = step_facts(ctx_.experiment);

@@ -8,7 +8,6 @@ PlanContext::PlanContext(const Experiment& e, const CompileOptions& o)
       model(*e.workload.model),
       plan(e.parallel),
       dp(derive_dp(e)),
-      micro_batches(static_cast<int>(plan::micro_batches(e, dp))),
       shape(schedule_shape(e, dp)),
       layout(pipeline_layout(plan.schedule, shape)),
       mesh(plan, dp),

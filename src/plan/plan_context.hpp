@@ -1,9 +1,10 @@
 #pragma once
 // What every part of the compiler reads: the experiment and its plan, and what follows from them
-// (the data-parallel degree, micro-batches, the schedule's shape and chunk layout, the rank mesh,
-// the layer's kernels, and the message, gradient and parameter sizes). Computed once, before any
-// rank is built, then read-only: the parts that build the graph (groups, kernel blocks, steps,
-// data-parallel ops, issuing, stage replay) share one copy instead of each deriving what it needs.
+// (the data-parallel degree, the schedule's shape with its micro-batches, the chunk layout, the
+// rank mesh, the layer's kernels, and the message, gradient and parameter sizes). Computed once,
+// before any rank is built, then read-only: the parts that build the graph (groups, kernel blocks,
+// steps, data-parallel ops, issuing, stage replay) share one copy instead of each deriving what it
+// needs.
 #include <vector>
 
 #include "inflect/plan/compiler.hpp"
@@ -23,8 +24,7 @@ struct PlanContext {
   const workload::ModelSpec& model;
   const ParallelPlan& plan;
   int dp = 1;
-  int micro_batches = 1;  // per step, of one data-parallel rank
-  ScheduleShape shape;
+  ScheduleShape shape;  // with the micro-batches per step of one data-parallel rank
   PipelineLayout layout;
   Mesh mesh;
   workload::ShardShape shard;   // how one rank holds a layer
