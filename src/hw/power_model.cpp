@@ -134,7 +134,7 @@ int PowerModel::level_under(const KernelPower& k, core::Watts budget) const {
 
 core::Celsius rc_step(core::Celsius t0, core::Celsius coolant, core::Watts power, core::ThermalResistance r,
                       core::HeatCapacity c, core::Seconds dt) {
-  const core::Celsius t_inf = coolant + power * r;
+  const core::Celsius t_inf = rc_steady(coolant, power, r);
   // -(dt / RC): negating is exact, so this is the bare-double -dt / (R C) to the bit.
   return t_inf + (t0 - t_inf) * std::exp(-(dt / (r * c)));
 }

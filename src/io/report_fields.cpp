@@ -415,9 +415,9 @@ bool field_known(const ReportField& f, const RunReport& r) {
   return true;
 }
 
-FieldValue field_value(const FieldName& name, const RunReport& r) {
+FieldValue field_value(const FieldName& name, const RunReport& r, bool measured) {
   const ReportField& f = *name.field;
-  if (!field_known(f, r)) return std::monostate{};
+  if (!(measured || f.identity) || !field_known(f, r)) return std::monostate{};
   FieldValue v = f.get(r);
   if (auto* d = std::get_if<double>(&v)) {
     if (!std::isfinite(*d)) return std::monostate{};

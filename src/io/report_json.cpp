@@ -127,10 +127,7 @@ analysis::RunReport report_from_json(const Json& j) {
 }
 
 void write_fields(Json& out, const analysis::RunReport& r, std::span<const std::string_view> names, bool measured) {
-  for (const std::string_view name : names) {
-    const FieldName n = field_named(name);
-    at_path(out, name) = measured || n.field->identity ? to_json(field_value(n, r)) : Json(nullptr);
-  }
+  for (const std::string_view name : names) at_path(out, name) = to_json(field_value(field_named(name), r, measured));
 }
 
 void read_identity_fields(const Json& in, analysis::RunReport& r, std::span<const std::string_view> names) {

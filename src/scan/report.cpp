@@ -20,9 +20,9 @@ std::string peak_gib(const ScanRow& r) {
   return r.has_report && r.report.memory.known ? gib(r.report.memory.peak.value()) : "";
 }
 // A figure of a row that ran, formatted; blank when the row did not run or the figure is unknown
-// (a trace without tokens per step). `scale` first (100 for a percentage).
+// (a trace without tokens per step). Times `scale` first (100 for a percentage; 1 leaves it exact).
 std::string figure(bool ok, const std::optional<double>& v, std::string_view spec, double scale = 1) {
-  return ok && v ? fmt::vformat(spec, fmt::make_format_args(scale == 1 ? *v : scale * *v)) : "";
+  return ok && v ? fmt::vformat(spec, fmt::make_format_args(scale * *v)) : "";
 }
 std::string pct(double f) { return fmt::format("{:.0f}%", 100 * f); }
 

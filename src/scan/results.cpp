@@ -169,9 +169,8 @@ std::string row_to_csv(const ScanRow& r) {
   s += ',';
   s += status_name(r.status);
   for (const auto name : kCsvFigures) {
-    const io::FieldName field = io::field_named(name);
     s += ',';
-    if (r.has_report || field.field->identity) s += csv_cell(io::field_value(field, r.report));
+    s += csv_cell(io::field_value(io::field_named(name), r.report, r.has_report));
   }
   s += ',';
   s += csv_field(r.reason);

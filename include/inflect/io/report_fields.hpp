@@ -92,8 +92,9 @@ FieldName field_named(std::string_view name);
 /// key_if_volatile is always true here, the writer decides).
 bool field_known(const ReportField& f, const analysis::RunReport& r);
 /// The figure as an output writes it: null when unknown under its rule or not finite; in the
-/// alias's unit when named by one.
-FieldValue field_value(const FieldName& name, const analysis::RunReport& r);
+/// alias's unit when named by one. Without `measured` (a scan point that did not run) only the
+/// identity fields have values and every figure is null.
+FieldValue field_value(const FieldName& name, const analysis::RunReport& r, bool measured = true);
 
 /// docs/report.md's key tables (report.json's keys, then the keys of each `steps` entry), as
 /// Markdown generated from the table; a test keeps the page equal to it.
