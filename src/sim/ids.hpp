@@ -13,7 +13,9 @@
 
 namespace inflect::sim {
 
-template <class Tag>
+/// `kSequential`: the index also steps to the next one and measures how far it is after another
+/// (TemplateOp, whose stream's ops are a contiguous range); the others have no arithmetic at all.
+template <class Tag, bool kSequential = false>
 class Index {
  public:
   constexpr Index() = default;
@@ -22,6 +24,10 @@ class Index {
   constexpr std::uint32_t value() const { return v_; }
   constexpr bool is_none() const { return v_ == kNone; }
   constexpr auto operator<=>(const Index&) const = default;
+  /// The index after this one.
+  constexpr Index next() const requires kSequential { return Index(v_ + 1); }
+  /// How far after `from` this index is.
+  constexpr std::uint32_t operator-(Index from) const requires kSequential { return v_ - from.v_; }
 
  private:
   static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
@@ -41,24 +47,10 @@ using LoweringId = Index<struct LoweringTag>;
 
 /// An op of a class template (RankTemplates). The templates are stored back to back, so one index
 /// names an op of any class; a stream's ops are a contiguous range, so its head is one of these and
-/// an op is done when its stream's head has passed it.
-class TemplateOp {
- public:
-  constexpr TemplateOp() = default;
-  constexpr explicit TemplateOp(std::uint32_t v) : v_(v) {}
-  static constexpr TemplateOp none() { return TemplateOp(); }
-  constexpr std::uint32_t value() const { return v_; }
-  constexpr bool is_none() const { return v_ == kNone; }
-  /// The op after this one in template order (the next of its stream, or one past the stream).
-  constexpr TemplateOp next() const { return TemplateOp(v_ + 1); }
-  /// How far after `from` this op is: its position in a stream whose first op is `from`.
-  constexpr std::uint32_t operator-(TemplateOp from) const { return v_ - from.v_; }
-  constexpr auto operator<=>(const TemplateOp&) const = default;
-
- private:
-  static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
-  std::uint32_t v_ = kNone;
-};
+/// an op is done when its stream's head has passed it. next() is the op after it in template order
+/// (the next of its stream, or one past the stream); `t - first` is t's position in a stream whose
+/// first op is `first`.
+using TemplateOp = Index<struct TemplateOpTag, true>;
 
 /// Stream keys are slot << shift | stream: the hot path splits them with a shift and a mask
 /// instead of a division (streams padded to a power of two; the padding streams are empty).
