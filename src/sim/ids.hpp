@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "inflect/core/event_queue.hpp"
+#include "inflect/core/free_slots.hpp"
 
 namespace inflect::sim {
 
@@ -97,28 +98,20 @@ class IdVector : private std::vector<T, Alloc> {
 };
 
 /// A table whose entries are recycled through a free list (open collective instances, active
-/// phases): entries keep their allocations between uses.
+/// phases; core::take_slot): entries keep their allocations between uses.
 template <class Id, class T>
 class Recycled {
  public:
   /// An entry to reuse: the last one given back, else a new default-constructed one. The caller
   /// resets what it needs.
-  Id take() {
-    if (!free_.empty()) {
-      const Id i = free_.back();
-      free_.pop_back();
-      return i;
-    }
-    table_.emplace_back();
-    return Id(static_cast<std::uint32_t>(table_.size() - 1));
-  }
-  void give_back(Id i) { free_.push_back(i); }
+  Id take() { return Id(core::take_slot(free_, table_)); }
+  void give_back(Id i) { free_.push_back(i.value()); }
   T& operator[](Id i) { return table_[i]; }
   const T& operator[](Id i) const { return table_[i]; }
 
  private:
   IdVector<Id, T> table_;
-  std::vector<Id> free_;
+  std::vector<std::uint32_t> free_;  // indices given back
 };
 
 /// What an event in the engine's queue means (core::Event::kind); its id is the key, active phase,
