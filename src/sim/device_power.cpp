@@ -14,7 +14,7 @@ DeviceCooling warm_start(const hw::PowerModel& model, const DeviceCooling& fresh
   const core::Celsius slowdown(th.slowdown_c);
   const core::Watts avg = previous.energy / core::Seconds(step.seconds());
   const core::Celsius steady = hw::rc_steady(d.coolant, avg, d.resistance);
-  const core::Watts p_th = (slowdown - d.coolant) / d.resistance;  // what the cooling removes at slowdown
+  const core::Watts p_th = d.removes_at(slowdown);
   const core::Watts idle = model.idle(), board = model.board(), budget = before.hot_budget;
   if (budget.value() <= 0) {
     if (steady < slowdown) {
@@ -122,9 +122,8 @@ double DevicePowerTracker::kernel_start(std::uint32_t slot, core::Time now, cons
   if (s.hot) {
     // While hot, the device may draw what its cooling removes at the slowdown temperature.
     const DeviceCooling& c = opt_.devices[slot];
-    const double budget = c.hot_budget.value() > 0
-                              ? c.hot_budget.value()
-                              : ((core::Celsius(model_->device().thermal.slowdown_c) - c.coolant) / c.resistance).value();
+    const double budget = c.hot_budget.value() > 0 ? c.hot_budget.value()
+                                                   : c.removes_at(core::Celsius(model_->device().thermal.slowdown_c)).value();
     const int hot_level = model_->level_under(k, kernel_budget(budget));
     if (hot_level < level) {
       level = hot_level;

@@ -28,6 +28,9 @@ struct DeviceCooling {
   /// While hot, the power a kernel may draw; 0 = what the cooling removes at the slowdown
   /// temperature. warm_start regulates it across steps (see docs/power.md).
   core::Watts hot_budget;
+
+  /// The power the cooling removes with the die held at `die`: (die - coolant) / R.
+  core::Watts removes_at(core::Celsius die) const { return (die - coolant) / resistance; }
 };
 
 struct PowerOptions {
