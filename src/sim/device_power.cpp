@@ -50,7 +50,6 @@ void DevicePowerTracker::reset(const PowerOptions& options, std::size_t slots) {
   comm_slowdown_ = 1 + opt_.comm_interference;
   comm_w_ = model_->communication().value();
   idle_w_ = model_->idle().value();
-  cap_w_ = opt_.cap.value();
   const auto& th = model_->device().thermal;
   for (std::size_t i = 0; i < slots; ++i) {
     State& s = state_[i];
@@ -117,7 +116,7 @@ double DevicePowerTracker::kernel_start(std::uint32_t slot, core::Time now, cons
     if (!s.comm) return core::Watts(device_w);
     return core::Watts(idle_w_ + (device_w - idle_w_ - comm_w_) * comm_slowdown_);
   };
-  int level = cap_w_ >= model_->board().value() && leak == 0 ? k.cal_level : model_->level_under(k, kernel_budget(cap_w_));
+  int level = opt_.cap >= model_->board() && leak == 0 ? k.cal_level : model_->level_under(k, kernel_budget(opt_.cap.value()));
   s.limit = level < model_->top_level() ? hw::ClockLimit::power : hw::ClockLimit::none;
   if (s.hot) {
     // While hot, the device may draw what its cooling removes at the slowdown temperature.

@@ -155,7 +155,7 @@ class DevicePowerTracker {
   const hw::PowerModel* model_ = nullptr;
   PowerOptions opt_;
   double comm_slowdown_ = 1;  // 1 + interference: a kernel beside communication draws its dynamic power / this
-  double comm_w_ = 0, idle_w_ = 0, cap_w_ = 0;  // the model's and options' watts, read per kernel
+  double comm_w_ = 0, idle_w_ = 0;  // the model's watts, read per kernel
   std::vector<State> state_;
   std::vector<DevicePower> out_;
 };
