@@ -1,6 +1,5 @@
 #include "inflect/net/flow_network.hpp"
 
-#include <algorithm>
 #include <cmath>
 
 #include "inflect/core/error.hpp"

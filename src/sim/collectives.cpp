@@ -2,12 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "inflect/core/error.hpp"
 
 namespace inflect::sim {
-
 
 Collectives::Collectives(const workload::ExecutionGraph& g, const RankTemplates& t, CollectiveLowering& lowering,
                          net::FlowNetwork& net, core::EventQueue& q)

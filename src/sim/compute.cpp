@@ -1,7 +1,5 @@
 #include "sim/compute.hpp"
 
-#include <algorithm>
-
 namespace inflect::sim {
 
 using core::Time;

@@ -6,16 +6,6 @@
 
 namespace inflect::sim {
 
-namespace {
-
-// The power a device's cooling removes at its slowdown temperature, P_th = (T_slowdown - T_coolant) / R:
-// what a hot device may draw when no regulated budget says otherwise, and what warm_start regulates to.
-core::Watts removed_at_slowdown(const hw::PowerModel& model, const DeviceCooling& c) {
-  return (core::Celsius(model.device().thermal.slowdown_c) - c.coolant) / c.resistance;
-}
-
-}  // namespace
-
 DeviceCooling warm_start(const hw::PowerModel& model, const DeviceCooling& fresh, const DeviceCooling& before,
                          const DevicePower& previous, core::Time step) {
   DeviceCooling d = fresh;
@@ -24,7 +14,7 @@ DeviceCooling warm_start(const hw::PowerModel& model, const DeviceCooling& fresh
   const core::Celsius slowdown(th.slowdown_c);
   const core::Watts avg = previous.energy / core::Seconds(step.seconds());
   const core::Celsius steady = hw::rc_steady(d.coolant, avg, d.resistance);
-  const core::Watts p_th = removed_at_slowdown(model, d);
+  const core::Watts p_th = d.removes_at(slowdown);
   const core::Watts idle = model.idle(), board = model.board(), budget = before.hot_budget;
   if (budget.value() <= 0) {
     if (steady < slowdown) {
@@ -60,7 +50,6 @@ void DevicePowerTracker::reset(const PowerOptions& options, std::size_t slots) {
   comm_slowdown_ = 1 + opt_.comm_interference;
   comm_w_ = model_->communication().value();
   idle_w_ = model_->idle().value();
-  cap_w_ = opt_.cap.value();
   const auto& th = model_->device().thermal;
   for (std::size_t i = 0; i < slots; ++i) {
     State& s = state_[i];
@@ -127,12 +116,13 @@ double DevicePowerTracker::kernel_start(std::uint32_t slot, core::Time now, cons
     if (!s.comm) return core::Watts(device_w);
     return core::Watts(idle_w_ + (device_w - idle_w_ - comm_w_) * comm_slowdown_);
   };
-  int level = cap_w_ >= model_->board().value() && leak == 0 ? k.cal_level : model_->level_under(k, kernel_budget(cap_w_));
+  int level = opt_.cap >= model_->board() && leak == 0 ? k.cal_level : model_->level_under(k, kernel_budget(opt_.cap.value()));
   s.limit = level < model_->top_level() ? hw::ClockLimit::power : hw::ClockLimit::none;
   if (s.hot) {
     // While hot, the device may draw what its cooling removes at the slowdown temperature.
     const DeviceCooling& c = opt_.devices[slot];
-    const double budget = c.hot_budget.value() > 0 ? c.hot_budget.value() : removed_at_slowdown(*model_, c).value();
+    const double budget = c.hot_budget.value() > 0 ? c.hot_budget.value()
+                                                   : c.removes_at(core::Celsius(model_->device().thermal.slowdown_c)).value();
     const int hot_level = model_->level_under(k, kernel_budget(budget));
     if (hot_level < level) {
       level = hot_level;

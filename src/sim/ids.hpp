@@ -10,10 +10,13 @@
 #include <vector>
 
 #include "inflect/core/event_queue.hpp"
+#include "inflect/core/free_slots.hpp"
 
 namespace inflect::sim {
 
-template <class Tag>
+/// `kSequential`: the index also steps to the next one and measures how far it is after another
+/// (TemplateOp, whose stream's ops are a contiguous range); the others have no arithmetic at all.
+template <class Tag, bool kSequential = false>
 class Index {
  public:
   constexpr Index() = default;
@@ -22,6 +25,10 @@ class Index {
   constexpr std::uint32_t value() const { return v_; }
   constexpr bool is_none() const { return v_ == kNone; }
   constexpr auto operator<=>(const Index&) const = default;
+  /// The index after this one.
+  constexpr Index next() const requires kSequential { return Index(v_ + 1); }
+  /// How far after `from` this index is.
+  constexpr std::uint32_t operator-(Index from) const requires kSequential { return v_ - from.v_; }
 
  private:
   static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
@@ -41,24 +48,10 @@ using LoweringId = Index<struct LoweringTag>;
 
 /// An op of a class template (RankTemplates). The templates are stored back to back, so one index
 /// names an op of any class; a stream's ops are a contiguous range, so its head is one of these and
-/// an op is done when its stream's head has passed it.
-class TemplateOp {
- public:
-  constexpr TemplateOp() = default;
-  constexpr explicit TemplateOp(std::uint32_t v) : v_(v) {}
-  static constexpr TemplateOp none() { return TemplateOp(); }
-  constexpr std::uint32_t value() const { return v_; }
-  constexpr bool is_none() const { return v_ == kNone; }
-  /// The op after this one in template order (the next of its stream, or one past the stream).
-  constexpr TemplateOp next() const { return TemplateOp(v_ + 1); }
-  /// How far after `from` this op is: its position in a stream whose first op is `from`.
-  constexpr std::uint32_t operator-(TemplateOp from) const { return v_ - from.v_; }
-  constexpr auto operator<=>(const TemplateOp&) const = default;
-
- private:
-  static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
-  std::uint32_t v_ = kNone;
-};
+/// an op is done when its stream's head has passed it. next() is the op after it in template order
+/// (the next of its stream, or one past the stream); `t - first` is t's position in a stream whose
+/// first op is `first`.
+using TemplateOp = Index<struct TemplateOpTag, true>;
 
 /// Stream keys are slot << shift | stream: the hot path splits them with a shift and a mask
 /// instead of a division (streams padded to a power of two; the padding streams are empty).
@@ -105,28 +98,20 @@ class IdVector : private std::vector<T, Alloc> {
 };
 
 /// A table whose entries are recycled through a free list (open collective instances, active
-/// phases): entries keep their allocations between uses.
+/// phases; core::take_slot): entries keep their allocations between uses.
 template <class Id, class T>
 class Recycled {
  public:
   /// An entry to reuse: the last one given back, else a new default-constructed one. The caller
   /// resets what it needs.
-  Id take() {
-    if (!free_.empty()) {
-      const Id i = free_.back();
-      free_.pop_back();
-      return i;
-    }
-    table_.emplace_back();
-    return Id(static_cast<std::uint32_t>(table_.size() - 1));
-  }
-  void give_back(Id i) { free_.push_back(i); }
+  Id take() { return Id(core::take_slot(free_, table_)); }
+  void give_back(Id i) { free_.push_back(i.value()); }
   T& operator[](Id i) { return table_[i]; }
   const T& operator[](Id i) const { return table_[i]; }
 
  private:
   IdVector<Id, T> table_;
-  std::vector<Id> free_;
+  std::vector<std::uint32_t> free_;  // indices given back
 };
 
 /// What an event in the engine's queue means (core::Event::kind); its id is the key, active phase,

@@ -28,6 +28,9 @@ struct DeviceCooling {
   /// While hot, the power a kernel may draw; 0 = what the cooling removes at the slowdown
   /// temperature. warm_start regulates it across steps (see docs/power.md).
   core::Watts hot_budget;
+
+  /// The power the cooling removes with the die held at `die`: (die - coolant) / R.
+  core::Watts removes_at(core::Celsius die) const { return (die - coolant) / resistance; }
 };
 
 struct PowerOptions {
@@ -152,7 +155,7 @@ class DevicePowerTracker {
   const hw::PowerModel* model_ = nullptr;
   PowerOptions opt_;
   double comm_slowdown_ = 1;  // 1 + interference: a kernel beside communication draws its dynamic power / this
-  double comm_w_ = 0, idle_w_ = 0, cap_w_ = 0;  // the model's and options' watts, read per kernel
+  double comm_w_ = 0, idle_w_ = 0;  // the model's watts, read per kernel
   std::vector<State> state_;
   std::vector<DevicePower> out_;
 };

@@ -83,10 +83,9 @@ class RankOps {
 /// comparison to the next (end_rank compares each new rank with every kept rank of its length).
 class RankComparer {
  public:
-  /// Whether `b`'s ops copy `a`'s. On success collectives() holds a's distinct collectives in
-  /// first-use order and counterparts() b's counterpart of each.
+  /// Whether `b`'s ops copy `a`'s. On success counterparts() holds b's counterpart of each of a's
+  /// distinct collectives, in a's first-use order.
   bool copies(const ExecutionGraph& g, const RankOpSpan& a, const RankOpSpan& b);
-  const std::vector<std::uint32_t>& collectives() const { return firsts_; }
   const std::vector<std::uint32_t>& counterparts() const { return seconds_; }
 
   /// The collective half of the rule, for a frontend that knows which collectives are a copy's
