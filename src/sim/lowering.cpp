@@ -60,7 +60,7 @@ std::vector<ReadyPhase> CollectiveLowering::lower(workload::GroupId group, workl
   for (const auto& ph : rep.phases) {
     ReadyPhase r;
     r.bytes = ph.max_link_bytes;
-    r.latency = core::Time::from_seconds(ph.latency.value());
+    r.latency = core::Time::from(ph.latency);
     if (r.bytes > 0)
       for (const auto& [l, b] : ph.link_bytes) r.weights.push_back({l, b / r.bytes});
     out.push_back(std::move(r));
