@@ -42,7 +42,20 @@ struct SearchArgs {
   int nodes = 0;           // > 0: overrides cluster.nodes
 };
 
+struct CollectiveArgs {
+  std::string kind;            // all_reduce, reduce_scatter, all_gather, all_to_all, sendrecv
+  std::string size;            // one size, or empty with --sweep
+  std::string topology;
+  int nodes = 1;
+  int devices_per_node = 0;    // 0 = the topology's
+  std::string sweep;           // "LO:HI"
+  double step_factor = 2;
+  std::string algorithm;       // empty = the topology's or the library's choice
+  std::string protocol;
+};
+
 int cmd_run(const RunArgs& a);
+int cmd_collective(const CollectiveArgs& a);
 int cmd_search(const SearchArgs& a);
 int cmd_scan(const ScanArgs& a);
 int cmd_report(const std::string& dir);

@@ -92,6 +92,18 @@ int main(int argc, char** argv) {
   export_cmd->add_option("--out", export_out, "output file (default graph.json)");
   add_fidelity_option(export_cmd, export_fidelity, "full or symmetric (default)");
 
+  cli::CollectiveArgs coll;
+  auto* coll_cmd = app.add_subcommand("collective", "one collective's modelled time, algbw and busbw (nccl-tests' definitions), or a sweep as an nccl-tests table");
+  coll_cmd->add_option("kind", coll.kind, "all_reduce, reduce_scatter, all_gather, all_to_all or sendrecv")->required();
+  coll_cmd->add_option("size", coll.size, "message size in nccl-tests' meaning (e.g. 1GiB); or --sweep");
+  coll_cmd->add_option("--topology", coll.topology, "topology YAML")->required();
+  coll_cmd->add_option("--nodes", coll.nodes, "nodes (default 1)");
+  coll_cmd->add_option("--devices-per-node", coll.devices_per_node, "devices used per node (default: all)");
+  coll_cmd->add_option("--sweep", coll.sweep, "LO:HI sizes, doubling (e.g. 8B:16GiB)");
+  coll_cmd->add_option("--step-factor", coll.step_factor, "size multiplier between sweep rows (default 2)");
+  coll_cmd->add_option("--algorithm", coll.algorithm, "force an algorithm (ring, tree, nvls, nvls_tree, pat, direct, ...)");
+  coll_cmd->add_option("--protocol", coll.protocol, "force a protocol (ll, ll128, simple)");
+
   bool quick = false;
   auto* bench_cmd = app.add_subcommand("bench", "measure the simulator's own speed");
   bench_cmd->add_flag("--quick", quick, "skip the 16,384-GPU full-fidelity case");
@@ -118,6 +130,7 @@ int main(int argc, char** argv) {
     if (*devices_cmd) return cli::cmd_devices();
     if (*export_cmd) return cli::cmd_export(export_file, export_out, export_fidelity);
     if (*bench_cmd) return cli::cmd_bench(quick);
+    if (*coll_cmd) return cli::cmd_collective(coll);
   } catch (const core::Error& e) {
     std::fprintf(stderr, "inflect: error: %s\n", core::format_error(e).c_str());
     return e.kind() == core::ErrorKind::internal ? 1 : 2;

@@ -8,6 +8,8 @@ namespace inflect::io::embedded {
 
 /// calibration/devices/*.yaml
 const std::vector<std::pair<std::string_view, std::string_view>>& catalog_devices();
+/// calibration/collectives/*.yaml
+const std::vector<std::pair<std::string_view, std::string_view>>& catalog_collectives();
 /// workloads/models/*.yaml
 const std::vector<std::pair<std::string_view, std::string_view>>& catalog_models();
 

@@ -6,6 +6,7 @@
 
 #include "inflect/core/error.hpp"
 #include "inflect/core/strings.hpp"
+#include "inflect/io/collective_library_loader.hpp"
 
 namespace inflect::io {
 
@@ -57,7 +58,7 @@ net::IntraNodeFabric parse_intra(const Node& node, int devices, FigureKeys& figu
   const std::string kind = MapReader(node).required("kind").as_choice({"switched", "mesh"});
   MapReader r(node);
   if (kind == "switched")
-    declare(r, {"kind", "port_bandwidth", "hop_latency", "efficiency"});
+    declare(r, {"kind", "port_bandwidth", "hop_latency", "efficiency", "nvls", "nvls_efficiency"});
   else
     declare(r, {"kind", "link_bandwidth", "links", "hop_latency", "efficiency"});
   f.hop_latency = read_latency(r.required("hop_latency"));
@@ -68,6 +69,16 @@ net::IntraNodeFabric parse_intra(const Node& node, int devices, FigureKeys& figu
     f.kind = net::IntraFabricKind::switched;
     f.port_bandwidth = read_positive_bandwidth(r.required("port_bandwidth"));
     figures.add("intra.port_bandwidth");
+    // NVLink SHARP: the switch reduces. Its rate is a figure of its own (the reduction, not the
+    // ports, bounds it), so it is required where nvls is on.
+    if (auto nv = r.optional("nvls")) f.nvls = nv->as_bool();
+    auto eff = r.optional("nvls_efficiency");
+    if (f.nvls && !eff) node.fail("nvls: true needs nvls_efficiency (the fraction of port bandwidth an NVLS all-reduce reaches)");
+    if (!f.nvls && eff) eff->fail("nvls_efficiency without nvls: true; set nvls: true or remove it");
+    if (eff) {
+      f.nvls_efficiency = read_fraction(*eff);
+      figures.add("intra.nvls_efficiency");
+    }
     return f;
   }
   f.kind = net::IntraFabricKind::mesh;
@@ -132,6 +143,35 @@ net::ScaleOutFabric parse_scale_out(const Node& node, int devices, FigureKeys& f
   return s;
 }
 
+net::CollectiveSettings parse_collectives(const std::optional<Node>& node) {
+  net::CollectiveSettings c;
+  std::string library = "nccl";
+  if (node) {
+    MapReader r(*node);
+    declare(r, {"library", "algorithm", "protocol"});
+    const std::optional<Node> lib_node = r.optional("library");
+    if (lib_node) library = lib_node->as_string();
+    if (auto a = r.optional("algorithm")) {
+      const std::string name = a->as_string();
+      if (name != "auto") {
+        c.algorithm = net::parse_algorithm(name);
+        if (!c.algorithm) a->fail(fmt::format("unknown collective algorithm '{}'; allowed: auto, {}", name, net::algorithm_names()));
+      }
+    }
+    if (auto p = r.optional("protocol")) {
+      const std::string name = p->as_string();
+      if (name != "auto") {
+        c.protocol = net::parse_protocol(name);
+        if (!c.protocol) p->fail(fmt::format("unknown protocol '{}'; allowed: auto, {}", name, net::protocol_names()));
+      }
+    }
+    c.library = located(lib_node ? *lib_node : *node, [&] { return find_collective_library(library); });
+  } else {
+    c.library = find_collective_library(library);
+  }
+  return c;
+}
+
 net::Cooling parse_cooling(const Node& node, FigureKeys& figures) {
   MapReader r(node);
   declare(r, {"kind", "inlet_c"});
@@ -168,8 +208,8 @@ net::NodePower parse_node_power(const Node& node, FigureKeys& figures) {
 
 net::TopologySpec parse_topology(const Node& root) {
   MapReader r(root);
-  declare(r, {"name", "device", "devices_per_node", "collective_overhead", "intra", "scale_out", "cooling", "power",
-              "sources"});
+  declare(r, {"name", "device", "devices_per_node", "collective_overhead", "collectives", "intra", "scale_out", "cooling",
+              "power", "sources"});
   net::TopologySpec spec;
   spec.file = root.file();
   spec.name = r.required("name").as_string();
@@ -177,8 +217,12 @@ net::TopologySpec parse_topology(const Node& root) {
   spec.devices_per_node = static_cast<int>(r.required("devices_per_node").as_int(1, kMaxDevicesPerNode));
   FigureKeys figures;
   figures.add("devices_per_node");
-  spec.collective_overhead = read_latency(r.required("collective_overhead"));
-  figures.add("collective_overhead");
+  // An extra per-call cost on top of the library's own latencies: optional, 0 when absent.
+  if (auto o = r.optional("collective_overhead")) {
+    spec.collective_overhead = read_latency(*o);
+    figures.add("collective_overhead");
+  }
+  spec.collectives = parse_collectives(r.optional("collectives"));
   spec.intra = parse_intra(r.required("intra"), spec.devices_per_node, figures);
   spec.scale_out = parse_scale_out(r.required("scale_out"), spec.devices_per_node, figures);
   spec.cooling = parse_cooling(r.required("cooling"), figures);

@@ -1,185 +1,198 @@
 #include "inflect/net/collective.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <map>
+#include <limits>
 
 #include "inflect/core/error.hpp"
+#include "net/collective_loads.hpp"
 
 namespace inflect::net {
 namespace {
 
-// Accumulates bytes per link for one phase, then emits them sorted. Loads add up in a dense
-// per-link array (one per thread, sized to the topology) and only the links touched are sorted:
-// a 128-rank ring over a 16k-GPU fabric touches ~500 links, and is lowered hundreds of times.
-class PhaseBuilder {
- public:
-  explicit PhaseBuilder(const Topology& topo) : topo_(topo) {
-    Scratch& s = scratch();
-    for (LinkId l : s.touched) s.bytes[l] = 0;  // left by a builder that never finished (a throw)
-    s.touched.clear();
-    if (s.bytes.size() < topo.links().size()) s.bytes.resize(topo.links().size(), 0.0);
-  }
-  void add_route(DeviceId a, DeviceId b, double bytes) {
-    if (a == b || bytes <= 0) return;
-    Scratch& s = scratch();
-    Path p = topo_.route(a, b);
-    for (int i = 0; i < p.size; ++i) {
-      const LinkId l = p.links[static_cast<std::size_t>(i)];
-      if (s.bytes[l] == 0) s.touched.push_back(l);
-      s.bytes[l] += bytes;
-    }
-    max_path_latency_ = std::max(max_path_latency_, p.latency.value());
-  }
-  double max_path_latency() const { return max_path_latency_; }
-  TransferPhase finish(double latency_s) {
-    Scratch& s = scratch();
-    std::sort(s.touched.begin(), s.touched.end());
-    TransferPhase ph;
-    ph.link_bytes.reserve(s.touched.size());
-    for (LinkId l : s.touched) {
-      ph.link_bytes.push_back({l, s.bytes[l]});
-      ph.max_link_bytes = std::max(ph.max_link_bytes, s.bytes[l]);
-      s.bytes[l] = 0;
-    }
-    s.touched.clear();
-    ph.latency = core::Seconds(latency_s);
-    max_path_latency_ = 0;
-    return ph;
-  }
+int floor_log2(int v) {
+  int r = 0;
+  while ((1 << (r + 1)) <= v) ++r;
+  return r;
+}
 
- private:
-  struct Scratch {
-    std::vector<double> bytes;  // by link id; all zero between phases
-    std::vector<LinkId> touched;
-  };
-  // One builder is live at a time per thread (each phase is finished before the next starts).
-  static Scratch& scratch() {
-    thread_local Scratch s;
-    return s;
-  }
-  const Topology& topo_;
-  double max_path_latency_ = 0;
+/// One algorithm's loads on this group and the shape of its steps, before a protocol is chosen.
+struct Shape {
+  Algorithm algorithm = Algorithm::ring;
+  TransferPhase payload;  // payload bytes per link (algorithm-specific scaling included)
+  int intra_steps = 0;    // steps inside a node, and across nodes (each at least the longest route)
+  int inter_steps = 0;
+  double intra_route = 0;
+  double inter_route = 0;
+  int nodes = 1;
 };
 
-// Ring over `ring` (in order) with `per_edge` bytes on each edge and `steps` latency steps.
-TransferPhase ring_phase(const Topology& topo, std::span<const DeviceId> ring, double per_edge, int steps) {
-  PhaseBuilder b(topo);
-  const std::size_t p = ring.size();
-  for (std::size_t i = 0; i < p; ++i) b.add_route(ring[i], ring[(i + 1) % p], per_edge);
-  double hop = b.max_path_latency();
-  return b.finish(steps * hop);
+/// Every algorithm valid for this group (not yet filtered by the library or the tuning), in enum
+/// order, with its payload loads for `n` bytes.
+std::vector<Shape> shapes(CollectiveOp op, std::span<const DeviceId> m, double n, const Topology& topo,
+                          std::optional<Algorithm> only) {
+  std::vector<Shape> out;
+  const int p = static_cast<int>(m.size());
+  const double pp = p;
+  const loads::Layout l = loads::layout_of(m, topo);
+  const IntraNodeFabric& intra = topo.spec().intra;
+  const bool ar = op == CollectiveOp::all_reduce;
+  const bool rs_ag = op == CollectiveOp::reduce_scatter || op == CollectiveOp::all_gather;
+  auto want = [&](Algorithm a) { return !only || *only == a; };
+  auto add = [&](Algorithm a, int intra_steps, int inter_steps, auto&& build) {
+    loads::PhaseBuilder b(topo);
+    build(b);
+    Shape s;
+    s.algorithm = a;
+    s.intra_steps = intra_steps;
+    s.inter_steps = inter_steps;
+    s.intra_route = b.intra_route_latency();
+    s.inter_route = b.inter_route_latency();
+    s.nodes = l.nodes;
+    s.payload = b.finish(1.0);
+    out.push_back(std::move(s));
+  };
+  const int log_nodes = std::max(1, floor_log2(l.nodes));
+
+  if (op == CollectiveOp::send_recv) {
+    core::check_invariant(p == 2, "send_recv needs exactly two members");
+    const bool across = topo.node_of(m[0]) != topo.node_of(m[1]);
+    if (want(Algorithm::p2p))
+      add(Algorithm::p2p, across ? 0 : 1, across ? 1 : 0, [&](loads::PhaseBuilder& b) { b.add_route(m[0], m[1], n); });
+    return out;
+  }
+  if (op == CollectiveOp::all_to_all) {
+    // Every pair at once (NCCL groups the sends and receives): one step, not p - 1.
+    if (want(Algorithm::pairwise))
+      add(Algorithm::pairwise, l.nodes == 1 ? 1 : 0, l.nodes == 1 ? 0 : 1,
+          [&](loads::PhaseBuilder& b) { loads::direct(b, m, n / pp); });
+    return out;
+  }
+  if (want(Algorithm::ring)) {
+    const int steps = ar ? 2 * (p - 1) : p - 1;
+    const int inter = l.nodes == 1 ? 0 : (ar ? 2 * (l.nodes - 1) : l.nodes - 1);
+    const double per_edge = (ar ? 2 : 1) * (pp - 1) / pp * n;
+    add(Algorithm::ring, steps - inter, inter, [&](loads::PhaseBuilder& b) { loads::ring(b, l, m, per_edge, topo); });
+  }
+  if (ar && l.nodes > 1 && l.uniform && want(Algorithm::tree))
+    add(Algorithm::tree, 2 * (l.per_node - 1), 2 * log_nodes, [&](loads::PhaseBuilder& b) { loads::tree(b, l, n); });
+  const bool nvls_ok = intra.kind == IntraFabricKind::switched && intra.nvls && intra.nvls_efficiency > 0;
+  // NVLS runs slower than the ports' collective rate: its bytes weigh efficiency / nvls_efficiency.
+  const double nvls_scale = nvls_ok ? intra.efficiency / intra.nvls_efficiency : 1;
+  if (ar && nvls_ok && l.nodes == 1 && p >= 2 && want(Algorithm::nvls))
+    add(Algorithm::nvls, 1, 0, [&](loads::PhaseBuilder& b) { loads::nvls(b, l, n, nvls_scale); });
+  if (ar && nvls_ok && l.nodes > 1 && l.uniform && l.per_node >= 2 && want(Algorithm::nvls_tree))
+    add(Algorithm::nvls_tree, 1, 2 * log_nodes, [&](loads::PhaseBuilder& b) {
+      loads::nvls(b, l, n, nvls_scale);
+      loads::rail_trees(b, l, n / l.per_node);
+    });
+  if (rs_ag && l.nodes > 1 && l.uniform && l.per_node == 1 && want(Algorithm::pat))
+    add(Algorithm::pat, p, log_nodes, [&](loads::PhaseBuilder& b) { loads::ring(b, l, m, (pp - 1) / pp * n, topo); });
+  if ((ar || rs_ag) && l.nodes == 1 && intra.kind == IntraFabricKind::mesh && want(Algorithm::direct))
+    add(Algorithm::direct, ar ? 2 : 1, 0, [&](loads::PhaseBuilder& b) { loads::direct(b, m, (ar ? 2 : 1) * n / pp); });
+  return out;
 }
 
-// Every rank sends `per_pair` bytes to every other rank directly; `steps` latency steps.
-TransferPhase direct_phase(const Topology& topo, std::span<const DeviceId> members, double per_pair, int steps) {
-  PhaseBuilder b(topo);
-  for (DeviceId a : members)
-    for (DeviceId c : members) b.add_route(a, c, per_pair);
-  double hop = b.max_path_latency();
-  return b.finish(steps * hop);
+double tree_correction(const std::vector<double>& table, double bytes) {
+  // NCCL indexes its table by log2(bytes / 64), powers of two from 64 B.
+  if (table.empty() || bytes < 64) return 1;
+  const auto i = static_cast<std::size_t>(std::floor(std::log2(bytes / 64)));
+  return i < table.size() ? table[i] : 1;
 }
 
-// Double binary tree: ranks in group order form a binary tree (parent of i is (i-1)/2) and its
-// mirror (rank i plays position p-1-i); each tree carries half the data. Up phase: children send
-// to parents (reduce); down phase: parents send to children (broadcast).
-std::vector<TransferPhase> tree_all_reduce(const Topology& topo, std::span<const DeviceId> m, double n) {
-  const std::size_t p = m.size();
-  int depth = 0;
-  while ((std::size_t{1} << depth) < p + 1) ++depth;
-  std::vector<TransferPhase> out;
-  for (int dir = 0; dir < 2; ++dir) {
-    PhaseBuilder b(topo);
-    for (int tree = 0; tree < 2; ++tree) {
-      for (std::size_t pos = 1; pos < p; ++pos) {
-        std::size_t parent = (pos - 1) / 2;
-        DeviceId child_dev = m[tree == 0 ? pos : p - 1 - pos];
-        DeviceId parent_dev = m[tree == 0 ? parent : p - 1 - parent];
-        if (dir == 0) b.add_route(child_dev, parent_dev, n / 2);
-        else b.add_route(parent_dev, child_dev, n / 2);
-      }
+/// The cost of `shape` with protocol `pr`, as a line of the cost model (its bytes for `n`).
+std::optional<CollectiveCostModel::Line> priced(const Shape& shape, Protocol pr, CollectiveOp op, int p, double n,
+                                                const Topology& topo, const CollectiveTuning& tuning) {
+  const CollectiveLibrary& lib = topo.spec().collectives.library;
+  const auto& cost = lib.cost(shape.algorithm, pr);
+  if (!cost) return std::nullopt;
+  CollectiveCostModel::Line line;
+  line.algorithm = shape.algorithm;
+  line.protocol = pr;
+  line.base_s = cost->base.value() + tuning.software_overhead.value();
+  line.steps_s = shape.intra_steps * std::max(cost->intra_step.value(), shape.intra_route) +
+                 shape.inter_steps * std::max(cost->inter_step.value(), shape.inter_route);
+  double worst = 0;
+  for (const auto& [l, b] : shape.payload.link_bytes) worst = std::max(worst, b / topo.links()[l].capacity.value());
+  line.s_per_byte = n > 0 ? worst / cost->bandwidth_factor / n : 0;
+  if (pr == Protocol::ll && shape.nodes > 1) {
+    const core::Bandwidth cap = shape.nodes == 2 ? lib.ll_max_busbw_two_nodes : lib.ll_max_busbw_more_nodes;
+    if (cap.value() > 0) line.cap_s_per_byte = busbw_factor(op, p) / cap.value();
+  }
+  line.pipelined = cost->pipelined;
+  if (shape.algorithm == Algorithm::tree) {
+    const auto& table = lib.tree_size_correction[static_cast<std::size_t>(pr)];
+    if (!table.empty()) line.size_correction = &table;
+  }
+  return line;
+}
+
+std::optional<Algorithm> wanted_algorithm(const CollectiveTuning& t) {
+  if (t.algorithm) return t.algorithm;
+  if (t.force_algorithm.empty()) return std::nullopt;
+  auto a = parse_algorithm(t.force_algorithm);
+  if (!a)
+    throw core::Error(core::ErrorKind::input, fmt::format("unknown collective algorithm '{}'; allowed: {}",
+                                                          t.force_algorithm, algorithm_names()));
+  return a;
+}
+
+struct Choice {
+  Shape shape;
+  CollectiveCostModel::Line line;
+};
+
+/// Every (algorithm, protocol) the library, the tuning and the group allow, priced for `n`.
+std::vector<Choice> choices(CollectiveOp op, std::span<const DeviceId> m, double n, const Topology& topo,
+                            const CollectiveTuning& tuning) {
+  const std::optional<Algorithm> only = wanted_algorithm(tuning);
+  const std::optional<Protocol> proto = tuning.protocol;
+  std::vector<Choice> out;
+  for (Shape& s : shapes(op, m, n, topo, only))
+    for (int pi = 0; pi < kProtocols; ++pi) {
+      const auto pr = static_cast<Protocol>(pi);
+      if (proto && *proto != pr) continue;
+      if (auto line = priced(s, pr, op, static_cast<int>(m.size()), n, topo, tuning)) out.push_back({s, *line});
     }
-    double hop = b.max_path_latency();
-    out.push_back(b.finish((depth - 1) * hop));
+  if (out.empty()) {
+    const CollectiveLibrary& lib = topo.spec().collectives.library;
+    throw core::Error(core::ErrorKind::input,
+                      fmt::format("no collective algorithm can run {} over {} devices here{}{} (library '{}'); "
+                                  "algorithms: {}; protocols: {}",
+                                  to_string(op), m.size(), only ? fmt::format(" with algorithm {}", to_string(*only)) : "",
+                                  proto ? fmt::format(" with protocol {}", to_string(*proto)) : "", lib.name,
+                                  algorithm_names(), protocol_names()));
   }
   return out;
 }
 
-struct Layout {
-  bool uniform = false;  // every node of the group holds the same number k of members
-  int nodes = 0;
-  int per_node = 0;
-  std::vector<std::vector<DeviceId>> by_node;  // members grouped by node, group order kept
-};
-
-Layout layout_of(std::span<const DeviceId> members, const Topology& topo) {
-  Layout l;
-  std::map<int, std::size_t> index;
-  for (DeviceId d : members) {
-    int node = topo.node_of(d);
-    auto it = index.find(node);
-    if (it == index.end()) {
-      index[node] = l.by_node.size();
-      l.by_node.push_back({d});
-    } else {
-      l.by_node[it->second].push_back(d);
+std::size_t least(const std::vector<CollectiveCostModel::Line>& lines, double n) {
+  std::size_t best = 0;
+  double best_t = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const double t = lines[i].time(n);
+    if (t < best_t * (1 - 1e-12)) {
+      best_t = t;
+      best = i;
     }
   }
-  l.nodes = static_cast<int>(l.by_node.size());
-  l.per_node = static_cast<int>(l.by_node.front().size());
-  l.uniform = true;
-  for (const auto& v : l.by_node) l.uniform = l.uniform && static_cast<int>(v.size()) == l.per_node;
-  return l;
-}
-
-// Hierarchical all-reduce / reduce-scatter / all-gather for a uniform multi-node group.
-std::vector<TransferPhase> hierarchical(CollectiveOp op, const Layout& l, double n, const Topology& topo) {
-  const int k = l.per_node, m = l.nodes;
-  auto intra = [&](double fraction_bytes, int steps) {
-    // All nodes run their intra-node ring concurrently: one phase, loads summed.
-    PhaseBuilder b(topo);
-    for (const auto& node : l.by_node)
-      for (std::size_t i = 0; i < node.size(); ++i) b.add_route(node[i], node[(i + 1) % node.size()], fraction_bytes);
-    double hop = b.max_path_latency();
-    return b.finish(steps * hop);
-  };
-  auto inter = [&](double per_edge, int steps) {
-    // k concurrent rings, ring j over the j-th member of every node (same rail).
-    PhaseBuilder b(topo);
-    for (int j = 0; j < k; ++j)
-      for (int i = 0; i < m; ++i)
-        b.add_route(l.by_node[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)],
-                    l.by_node[static_cast<std::size_t>((i + 1) % m)][static_cast<std::size_t>(j)], per_edge);
-    double hop = b.max_path_latency();
-    return b.finish(steps * hop);
-  };
-  const double kk = k, mm = m;
-  std::vector<TransferPhase> out;
-  switch (op) {
-    case CollectiveOp::all_reduce:
-      out.push_back(intra((kk - 1) / kk * n, k - 1));
-      out.push_back(inter(2 * (mm - 1) / mm * n / kk, 2 * (m - 1)));
-      out.push_back(intra((kk - 1) / kk * n, k - 1));
-      break;
-    case CollectiveOp::reduce_scatter:
-      out.push_back(intra((kk - 1) / kk * n, k - 1));
-      out.push_back(inter((mm - 1) / mm * n / kk, m - 1));
-      break;
-    case CollectiveOp::all_gather:
-      out.push_back(inter((mm - 1) / mm * n / kk, m - 1));
-      out.push_back(intra((kk - 1) / kk * n, k - 1));
-      break;
-    default:
-      core::check_invariant(false, "hierarchical lowering only for all-reduce, reduce-scatter, all-gather");
-  }
-  return out;
-}
-
-void add_overhead(LoweredCollective& c, double overhead) {
-  if (!c.phases.empty()) c.phases.front().latency += core::Seconds(overhead);
+  return best;
 }
 
 }  // namespace
+
+const char* to_string(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::all_reduce: return "all-reduce";
+    case CollectiveOp::reduce_scatter: return "reduce-scatter";
+    case CollectiveOp::all_gather: return "all-gather";
+    case CollectiveOp::all_to_all: return "all-to-all";
+    case CollectiveOp::send_recv: return "send/recv";
+  }
+  return "?";
+}
 
 double busbw_factor(CollectiveOp op, int p) {
   const double n = p;
@@ -193,6 +206,22 @@ double busbw_factor(CollectiveOp op, int p) {
   return 1;
 }
 
+double CollectiveCostModel::Line::time(double bytes) const {
+  const double corr = size_correction ? tree_correction(*size_correction, bytes) : 1;
+  const double x = std::max(bytes * s_per_byte / corr, bytes * cap_s_per_byte);
+  const double fill = pipelined ? 2 * std::sqrt(steps_s * x) : 0;
+  return base_s + steps_s + x + fill;
+}
+
+core::Seconds CollectiveCostModel::time(core::Bytes bytes) const {
+  return lines.empty() ? core::Seconds(0) : core::Seconds(best(bytes).time(bytes.value()));
+}
+
+const CollectiveCostModel::Line& CollectiveCostModel::best(core::Bytes bytes) const {
+  core::check_invariant(!lines.empty(), "CollectiveCostModel::best on a group of one");
+  return lines[least(lines, bytes.value())];
+}
+
 core::Seconds estimate_time(const LoweredCollective& c, const Topology& topo) {
   double t = 0;
   for (const auto& ph : c.phases) {
@@ -203,123 +232,43 @@ core::Seconds estimate_time(const LoweredCollective& c, const Topology& topo) {
   return core::Seconds(t);
 }
 
-namespace {
-
-/// Every algorithm lower_collective may choose for this group, lowered (software overhead
-/// included), in the order ties are broken.
-std::vector<LoweredCollective> lower_candidates(CollectiveOp op, std::span<const DeviceId> members, core::Bytes bytes,
-                                                const Topology& topo, const CollectiveTuning& tuning) {
-  const std::size_t p = members.size();
-  const double n = bytes.value();
-  const double pp = static_cast<double>(p);
-  const double overhead = tuning.software_overhead.value();
-  std::vector<LoweredCollective> candidates;
-  if (p <= 1) return candidates;
-
-  if (op == CollectiveOp::send_recv) {
-    core::check_invariant(p == 2, "send_recv needs exactly two members");
-    LoweredCollective c;
-    c.algorithm = "p2p";
-    PhaseBuilder b(topo);
-    b.add_route(members[0], members[1], n);
-    double lat = b.max_path_latency();
-    c.phases.push_back(b.finish(lat));
-    add_overhead(c, overhead);
-    candidates.push_back(std::move(c));
-    return candidates;
-  }
-
-  auto want = [&](const char* name) { return tuning.force_algorithm.empty() || tuning.force_algorithm == name; };
-  const int pi = static_cast<int>(p);
-
-  if (op == CollectiveOp::all_to_all) {
-    LoweredCollective c;
-    c.algorithm = "direct";
-    c.phases.push_back(direct_phase(topo, members, n / pp, pi - 1));
-    candidates.push_back(std::move(c));
-  } else {
-    if (want("ring")) {
-      LoweredCollective c;
-      c.algorithm = "ring";
-      if (op == CollectiveOp::all_reduce) c.phases.push_back(ring_phase(topo, members, 2 * (pp - 1) / pp * n, 2 * (pi - 1)));
-      else c.phases.push_back(ring_phase(topo, members, (pp - 1) / pp * n, pi - 1));
-      candidates.push_back(std::move(c));
-    }
-    // Direct exchange pays off on point-to-point meshes inside one node; across nodes it would
-    // lower to p^2 routes for no gain over ring/tree, so it is not a candidate there.
-    const Layout l = layout_of(members, topo);
-    const bool single_node = l.nodes == 1;
-    if (single_node && want("direct")) {
-      LoweredCollective c;
-      c.algorithm = "direct";
-      // Direct reduce-scatter / all-gather: each rank exchanges its S/p chunk with every peer,
-      // p - 1 messages per rank: the pairwise (p-1) alpha of hardware.md 4.1, as for all-to-all.
-      // (With one step per phase the direct exchange beat the ring on NVSwitch, where it moves
-      // the same bytes per port, by latency alone.)
-      if (op == CollectiveOp::all_reduce) {
-        c.phases.push_back(direct_phase(topo, members, n / pp, pi - 1));
-        c.phases.push_back(direct_phase(topo, members, n / pp, pi - 1));
-      } else {
-        c.phases.push_back(direct_phase(topo, members, n / pp, pi - 1));
-      }
-      candidates.push_back(std::move(c));
-    }
-    if (op == CollectiveOp::all_reduce && p > 2 && want("tree")) {
-      LoweredCollective c;
-      c.algorithm = "tree";
-      c.phases = tree_all_reduce(topo, members, n);
-      candidates.push_back(std::move(c));
-    }
-    if (l.nodes > 1 && l.per_node > 1 && l.uniform && want("hierarchical")) {
-      LoweredCollective c;
-      c.algorithm = "hierarchical";
-      c.phases = hierarchical(op, l, n, topo);
-      candidates.push_back(std::move(c));
-    }
-  }
-  if (candidates.empty())
-    throw core::Error(core::ErrorKind::input, "collective algorithm '" + tuning.force_algorithm +
-                                                  "' is not valid here; allowed: ring, direct, tree, hierarchical");
-  for (auto& c : candidates) add_overhead(c, overhead);
-  return candidates;
-}
-
-}  // namespace
-
 LoweredCollective lower_collective(CollectiveOp op, std::span<const DeviceId> members, core::Bytes bytes,
                                    const Topology& topo, const CollectiveTuning& tuning) {
-  std::vector<LoweredCollective> candidates = lower_candidates(op, members, bytes, topo, tuning);
-  if (candidates.empty()) return LoweredCollective{};
-  std::size_t best = 0;
-  double best_t = std::numeric_limits<double>::infinity();
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    double t = estimate_time(candidates[i], topo).value();
-    if (t < best_t * (1 - 1e-12)) {
-      best_t = t;
-      best = i;
-    }
+  if (members.size() <= 1) return LoweredCollective{};
+  const double n = bytes.value();
+  std::vector<Choice> all = choices(op, members, n, topo, tuning);
+  std::vector<CollectiveCostModel::Line> lines;
+  for (const auto& c : all) lines.push_back(c.line);
+  const Choice& pick = all[least(lines, n)];
+  // One pipelined phase: the links carry the wire bytes (payload over the protocol's factor) and
+  // everything but the links' own time is latency, so the uncontended time is the model's.
+  const CollectiveLibrary& lib = topo.spec().collectives.library;
+  const double factor = lib.cost(pick.shape.algorithm, pick.line.protocol)->bandwidth_factor;
+  TransferPhase ph;
+  ph.link_bytes.reserve(pick.shape.payload.link_bytes.size());
+  double link_time = 0;
+  for (const auto& [l, b] : pick.shape.payload.link_bytes) {
+    const double wire = b / factor;
+    ph.link_bytes.push_back({l, wire});
+    ph.max_link_bytes = std::max(ph.max_link_bytes, wire);
+    link_time = std::max(link_time, wire / topo.links()[l].capacity.value());
   }
-  return std::move(candidates[best]);
-}
-
-core::Seconds CollectiveCostModel::time(core::Bytes bytes) const {
-  double best = lines.empty() ? 0.0 : std::numeric_limits<double>::infinity();
-  for (const auto& l : lines) best = std::min(best, l.latency_s + bytes.value() * l.s_per_byte);
-  return core::Seconds(best);
+  ph.latency = core::Seconds(std::max(0.0, pick.line.time(n) - link_time));
+  LoweredCollective out;
+  out.algorithm = to_string(pick.shape.algorithm);
+  out.protocol = to_string(pick.line.protocol);
+  out.phases.push_back(std::move(ph));
+  return out;
 }
 
 CollectiveCostModel collective_cost_model(CollectiveOp op, std::span<const DeviceId> members, const Topology& topo,
                                           const CollectiveTuning& tuning) {
-  // Every lowering puts bytes proportional to the size on each link and adds size-independent
-  // latencies, so each algorithm's uncontended time is a line in the size: one lowering gives
-  // its latency (the phases' latencies) and its slope (the rest, over the size).
-  constexpr double kSize = 1 << 20;
+  // Loads are proportional to the size and latencies independent of it: one lowering per
+  // algorithm at a reference size gives each line.
   CollectiveCostModel m;
-  for (const auto& c : lower_candidates(op, members, core::Bytes(kSize), topo, tuning)) {
-    double latency = 0;
-    for (const auto& ph : c.phases) latency += ph.latency.value();
-    m.lines.push_back({c.algorithm, latency, (estimate_time(c, topo).value() - latency) / kSize});
-  }
+  if (members.size() <= 1) return m;
+  constexpr double kSize = 1 << 20;
+  for (const auto& c : choices(op, members, kSize, topo, tuning)) m.lines.push_back(c.line);
   return m;
 }
 

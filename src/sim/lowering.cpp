@@ -56,6 +56,10 @@ std::vector<ReadyPhase> CollectiveLowering::lower(workload::GroupId group, workl
       if (topo_.node_of(r) != node) return false;
     return !rep_node[static_cast<std::size_t>(node)];
   };
+  net::CollectiveTuning mirror_tuning = tuning_;
+  mirror_tuning.force_algorithm.clear();
+  mirror_tuning.algorithm = net::parse_algorithm(rep.algorithm);
+  mirror_tuning.protocol = net::parse_protocol(rep.protocol);
   std::vector<ReadyPhase> out;
   for (const auto& ph : rep.phases) {
     ReadyPhase r;
@@ -85,7 +89,9 @@ std::vector<ReadyPhase> CollectiveLowering::lower(workload::GroupId group, workl
       for (int i = 0; i < path.size; ++i) add_mirror_bytes(0, path.links[static_cast<std::size_t>(i)], bytes.value());
       continue;
     }
-    const net::LoweredCollective lm = net::lower_collective(op, m, bytes, topo_, tuning_);
+    // A mirror is the representative's image under the group symmetry: it runs the same algorithm
+    // and protocol, so only that one is lowered for it.
+    const net::LoweredCollective lm = net::lower_collective(op, m, bytes, topo_, mirror_tuning);
     for (std::size_t p = 0; p < lm.phases.size(); ++p)
       for (const auto& [l, b] : lm.phases[p].link_bytes) add_mirror_bytes(p, l, b);
   }

@@ -161,13 +161,15 @@ TEST_CASE("golden step times of two bundled examples") {
   // Regression guard of the current model, NOT a fit to published data: these are the step times
   // the simulator produced when this test was written (commit 724e290 plus work in progress). A
   // deliberate model change that moves them by more than 2% must update them here, with the reason.
+  // Issue 19 (collectives priced by NCCL's own latency model: base, per-step and pipeline fill):
+  // GPT-3 175B 23.105 -> 23.822 s; the latency-bound Llama 32-layer at 1,024 GPUs 0.262 -> 0.299 s.
   struct Golden {
     const char* file;
     double step_time_s;
   };
   const Golden cases[] = {
-      {"workloads/examples/gpt3-175b-a100.yaml", 23.1052220218},
-      {"workloads/examples/llama-32l-1024.yaml", 0.26214401957},
+      {"workloads/examples/gpt3-175b-a100.yaml", 23.8215},
+      {"workloads/examples/llama-32l-1024.yaml", 0.298799},
   };
   for (const auto& g : cases) {
     CAPTURE(g.file);
@@ -345,13 +347,13 @@ TEST_CASE("bundled scan: Llama-3-70B on 128..2,048 H100s, FSDP against TP and PP
   CHECK(fsdp2048.status == inflect::scan::RowStatus::invalid);
   CHECK(fsdp2048.report.devices == 2048);
   CHECK(fsdp2048.reason.find("global_batch") != std::string::npos);
-  // Golden figures (2% band), 2026-12-04: FSDP hides its per-layer gathers behind compute, so it
+  // Golden figures (2% band), 2026-12-04, re-pinned by issue 19's collective model (+3%): FSDP hides its per-layer gathers behind compute, so it
   // leads at every scale where it is possible; TP8+PP2's 1F1B bubble grows as micro-batches per
   // replica fall from 128 to 8.
   CHECK(row_of(s, "plan=fsdp;cluster.nodes=128").report.tokens_per_s == doctest::Approx(1.039e6).epsilon(kGoldenTolerance));
-  CHECK(row_of(s, "plan=tp2+fsdp;cluster.nodes=256").report.step_time.value() == doctest::Approx(4.373).epsilon(kGoldenTolerance));
+  CHECK(row_of(s, "plan=tp2+fsdp;cluster.nodes=256").report.step_time.value() == doctest::Approx(4.502).epsilon(kGoldenTolerance));
   const auto& pp = row_of(s, "plan=tp8+pp2;cluster.nodes=256");
-  CHECK(pp.report.step_time.value() == doctest::Approx(6.361).epsilon(kGoldenTolerance));
+  CHECK(pp.report.step_time.value() == doctest::Approx(6.582).epsilon(kGoldenTolerance));
   CHECK(pp.report.breakdown.bubble.value() > row_of(s, "plan=tp8+pp2;cluster.nodes=16").report.breakdown.bubble.value() / 16 * 2);
   int infeasible = 0, crossings = 0;
   for (const auto& f : s.analysis.findings) {
@@ -383,7 +385,7 @@ TEST_CASE("bundled scan: GPT-3 175B on H100 against H200, PP8 against PP4") {
   CHECK(crossings == 2);
   CHECK(leads == 2);
   CHECK(row_of(s, "plan=tp8+pp8;cluster.topology=../../topologies/dgx-h100.yaml;cluster.nodes=128").report.step_time.value() ==
-        doctest::Approx(7.640).epsilon(kGoldenTolerance));
+        doctest::Approx(7.926).epsilon(kGoldenTolerance));  // 7.640 before issue 19's collective model
 }
 
 TEST_CASE("bundled scan: micro-batch 1..8 on H200s in a cool and a hot hall: power, heat, throttling") {

@@ -257,7 +257,9 @@ TEST_CASE("TP comm overlap never exposes more TP communication, on a TP-bound pl
     CHECK(on.breakdown.exposed_comm.tp.value() < (scale < 1 ? 0.7 : 0.2) * off.breakdown.exposed_comm.tp.value());
     CHECK(on.breakdown.compute.value() > off.breakdown.compute.value());  // the price: slices and interference
     CHECK(on.hardware_flops_per_step.value() == doctest::Approx(off.hardware_flops_per_step.value()).epsilon(1e-12));
-    if (scale < 1) CHECK(on.step_time.value() < 0.9 * off.step_time.value());
+    // Each slice pays the library's per-call latency (calibration/collectives/nccl.yaml), so the
+    // gain is smaller than the exposed TP it hides; it must still be a gain.
+    if (scale < 1) CHECK(on.step_time.value() < off.step_time.value());
   }
 }
 
@@ -547,6 +549,7 @@ void make_links_ideal(Experiment& e) {
   t.scale_out.nic_latency = inflect::core::Seconds(0);
   t.scale_out.switch_latency = inflect::core::Seconds(0);
   t.collective_overhead = inflect::core::Seconds(0);
+  t.collectives.library = inflect::net::CollectiveLibrary::ideal();  // no software latency either
 }
 
 /// The ideal-link pipeline of the bubble tests: a Llama-8B-shaped stack of `layers` layers with a

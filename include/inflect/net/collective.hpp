@@ -1,34 +1,48 @@
 #pragma once
-// Collectives lowered to transfers: each phase of a collective becomes one transfer that puts a
-// known number of bytes on every link it crosses, plus a latency term (steps x per-hop latency,
-// plus a software overhead per collective). Phases run one after another.
+// Collectives as NCCL and RCCL run them, lowered to transfers on the flow network.
 //
-// Algorithms (alpha-beta forms in hardware.md section 4, Thakur et al. 2005):
-//   ring all-reduce: 2(p-1)/p * n on every ring edge, 2(p-1) latency steps
-//   ring reduce-scatter / all-gather: (p-1)/p * S per ring edge, p-1 steps
-//   direct (pairwise): every rank sends its chunk straight to every peer — for meshes (Infinity
-//     Fabric), where a ring would use 1 of 7 links per device
-//   double binary tree all-reduce: reduce up, broadcast down, two trees carrying half each;
-//     2*log2(p) steps — wins for small messages on many ranks
-//   pairwise all-to-all: n/p from every rank to every other
-//   hierarchical (groups spanning nodes with k > 1 ranks per node): intra-node reduce-scatter,
-//     inter-node all-reduce among same-local-index ranks on n/k, intra-node all-gather
-// The lowering picks, among the algorithms valid for the group, the one whose uncontended
-// alpha-beta estimate on this topology is lowest (ties: the order above). Bus bandwidth follows
-// nccl-tests: busbw = algbw * factor (all-reduce 2(p-1)/p; RS, AG, all-to-all (p-1)/p).
+// Each algorithm (collective_library.hpp) becomes the bytes it puts on every link it crosses:
+//   ring      one ring per channel: through the members of each node in turn, then to the next
+//             node on the channel's rail (the last device hands its data to the rail's device over
+//             NVLink first, as NCCL's PXN does), one channel per rail so that every NIC carries
+//             1/k of the traffic; on a mesh, rings of several strides so that they use several
+//             of each device's links, not one. All-reduce 2(p-1)/p n per ring edge; RS/AG (p-1)/p S.
+//   tree      NCCL's double binary tree across nodes (two trees, half the data each, one channel per
+//             rail), a chain through each node's members: n up and n down per chain edge.
+//   nvls      the NVSwitch reduces: each device sends n and its reduced n/k share, and receives
+//             its share and the multicast n: n (k+1)/k each way per port, at the topology's NVLS
+//             efficiency.
+//   nvls_tree nvls inside each node, then per rail a double binary tree across nodes on n/k.
+//   pat       all-gather / reduce-scatter with one device per node: (p-1)/p S per device, log steps.
+//   direct    a full mesh: every member sends its 1/p share to every other over their own link
+//             (twice for all-reduce: reduce-scatter then all-gather, pipelined).
+//   pairwise  all-to-all: n/p from every rank to every other at once (incast on the receiving NICs).
+//   p2p       send/recv: one route.
+// Each is pipelined (a chunk leaves a device as soon as it arrives), so its phases are one
+// transfer bounded by its slowest link. Its time (collective_library.hpp) is the library's base
+// latency, its steps' latency P, the bottleneck's wire time x and, for Simple, the pipeline's fill
+// 2 sqrt(P x). Among the algorithms and protocols valid for the group and allowed by the
+// library and the tuning, the lowering picks the one with the least time (NCCL's tuning model does
+// the same with its own figures); ties go to the order of the Algorithm and Protocol enums.
+// Bus bandwidth follows nccl-tests: busbw = algbw * factor (all-reduce 2(p-1)/p; RS, AG, all-to-all
+// (p-1)/p).
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "inflect/core/units.hpp"
+#include "inflect/net/collective_library.hpp"
 #include "inflect/net/topology.hpp"
 
 namespace inflect::net {
 
 enum class CollectiveOp : unsigned char { all_reduce, reduce_scatter, all_gather, all_to_all, send_recv };
 
-/// One phase: bytes per link (each link at most once, sorted by id) and its latency.
+const char* to_string(CollectiveOp op);
+
+/// One phase: bytes per link on the wire (each link at most once, sorted by id) and its latency.
 struct TransferPhase {
   std::vector<std::pair<LinkId, double>> link_bytes;
   double max_link_bytes = 0;  // the largest entry: the transfer's reference size
@@ -37,38 +51,53 @@ struct TransferPhase {
 
 struct LoweredCollective {
   std::vector<TransferPhase> phases;
-  const char* algorithm = "none";
+  const char* algorithm = "none";  // to_string(Algorithm), or "none" for a group of one
+  const char* protocol = "none";
 };
 
 struct CollectiveTuning {
-  /// Fixed software cost per collective call (launch, proxy, synchronization).
+  /// Fixed software cost per collective call on top of the library's base latency (a framework's
+  /// launch overhead, say); the topology's optional `collective_overhead`.
   core::Seconds software_overhead = core::Seconds(0);
-  /// Restrict the choice to one algorithm ("ring", "tree", "direct", "hierarchical"); empty = best.
+  /// Restrict the choice to one algorithm or one protocol (the topology's `collectives:` section, or
+  /// a profile); none = the library's choice. An algorithm not valid for a group is an input error.
+  std::optional<Algorithm> algorithm;
+  std::optional<Protocol> protocol;
+  /// Old spelling of `algorithm` (a name), kept for callers that still pass one; empty = none.
   std::string force_algorithm;
 };
 
 /// Lowers a collective over `members` (device ids, the group's order) moving `bytes` with
 /// nccl-tests' meaning of size (all-reduce: the buffer; RS/AG: the whole gathered buffer S;
 /// all-to-all: each rank's send buffer; send_recv: the message, members[0] -> members[1]).
+/// The library is the topology's (TopologySpec::collectives).
 LoweredCollective lower_collective(CollectiveOp op, std::span<const DeviceId> members, core::Bytes bytes,
                                    const Topology& topo, const CollectiveTuning& tuning = {});
 
 /// The uncontended time of a lowered collective: sum over phases of latency + bottleneck time.
 core::Seconds estimate_time(const LoweredCollective& c, const Topology& topo);
 
-/// The uncontended time of a collective over one group as a function of its size. Every lowering
-/// above is linear in the size (bytes on each link proportional to it, latencies independent of
-/// it), so each algorithm the lowering may pick is a line, and the time lower_collective's choice
-/// gets from estimate_time is the lowest line at that size. For planners that price many sizes
-/// on the same group without lowering each (`inflect search`).
+/// The uncontended time of a collective over one group as a function of its size, without
+/// lowering each size: every algorithm's loads are proportional to the size, so one lowering per
+/// algorithm gives its wire time per byte, and the time formula above is evaluated per size (the
+/// least over the candidates, as lower_collective picks). For planners that price many sizes on
+/// the same group (`inflect search`).
 struct CollectiveCostModel {
   struct Line {
-    const char* algorithm = "none";
-    double latency_s = 0;   // the size-independent part (steps x hop latency, overhead)
-    double s_per_byte = 0;  // the bottleneck links' share
+    Algorithm algorithm = Algorithm::ring;
+    Protocol protocol = Protocol::simple;
+    double base_s = 0;         // base latency and software overhead
+    double steps_s = 0;        // P: the steps' latency
+    double s_per_byte = 0;     // the bottleneck link's wire time per byte
+    double cap_s_per_byte = 0; // a protocol ceiling's time per byte (LL across nodes), 0 = none
+    bool pipelined = false;
+    const std::vector<double>* size_correction = nullptr;  // tree: NCCL's correction by size
+    double time(double bytes) const;
   };
   std::vector<Line> lines;  // empty for a group of one (time 0)
   core::Seconds time(core::Bytes bytes) const;
+  /// The line with the least time at `bytes` (lines must not be empty).
+  const Line& best(core::Bytes bytes) const;
 };
 CollectiveCostModel collective_cost_model(CollectiveOp op, std::span<const DeviceId> members, const Topology& topo,
                                           const CollectiveTuning& tuning = {});

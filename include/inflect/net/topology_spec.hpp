@@ -2,10 +2,12 @@
 // A cluster's fabric, as described by topologies/*.yaml: nodes of N devices with their intra-node
 // fabric, NICs per node, and a scale-out leaf-spine fabric. The experiment sets the node count.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "inflect/core/units.hpp"
+#include "inflect/net/collective_library.hpp"
 
 namespace inflect::net {
 
@@ -28,6 +30,10 @@ struct IntraNodeFabric {
   core::Seconds hop_latency;    // per link or switch crossing
   /// Fraction of raw link bandwidth that collectives achieve (protocol overhead), from nccl-tests.
   double efficiency = 1.0;
+  /// NVLink SHARP (NVSwitch gen3+): the switch reduces, so NCCL's NVLS algorithms run here.
+  bool nvls = false;
+  /// Fraction of raw port bandwidth an NVLS all-reduce achieves (the switch's reduction rate).
+  double nvls_efficiency = 0;
 };
 
 struct ScaleOutFabric {
@@ -56,13 +62,21 @@ struct NodePower {
   double pue = 1;               // facility power / IT power
 };
 
+/// The collective library the cluster runs and any override of its choice.
+struct CollectiveSettings {
+  CollectiveLibrary library = CollectiveLibrary::ideal();  // calibration/collectives/<name>.yaml
+  std::optional<Algorithm> algorithm;   // `collectives.algorithm`, none = the library's choice
+  std::optional<Protocol> protocol;     // `collectives.protocol`
+};
+
 struct TopologySpec {
   std::string name;
   std::string device;  // device catalog key of every device
   int devices_per_node = 8;
-  /// Fixed software cost of one collective call (kernel launch, proxy, synchronization), the
-  /// collective library's base latency.
+  /// Fixed software cost of one collective call on top of the library's own base latency
+  /// (optional `collective_overhead`; 0 in the bundled topologies, whose library figures hold it).
   core::Seconds collective_overhead;
+  CollectiveSettings collectives;
   IntraNodeFabric intra;
   ScaleOutFabric scale_out;
   Cooling cooling;

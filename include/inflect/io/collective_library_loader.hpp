@@ -1,0 +1,19 @@
+#pragma once
+// calibration/collectives/*.yaml -> net::CollectiveLibrary: a collective library's own cost
+// figures per algorithm and protocol, embedded into the binary like the device catalog.
+#include <string>
+#include <vector>
+
+#include "inflect/io/yaml_reader.hpp"
+#include "inflect/net/collective_library.hpp"
+
+namespace inflect::io {
+
+/// Parses one library document (strict keys; a source for every figure group).
+net::CollectiveLibrary parse_collective_library(const Node& root);
+/// Every embedded library, sorted by name; parsed once, thread-safe.
+const std::vector<net::CollectiveLibrary>& collective_libraries();
+/// The embedded library named `name`; throws core::Error(input) listing the known ones.
+const net::CollectiveLibrary& find_collective_library(const std::string& name);
+
+}  // namespace inflect::io

@@ -1,0 +1,88 @@
+#pragma once
+// What a collective library (NCCL, RCCL) costs per algorithm and protocol, as its own tuning model
+// states it: the figures NCCL's src/graph/tuning.cc uses to choose an algorithm and a protocol for
+// each call. They are data (calibration/collectives/*.yaml, loaded by io), not code: a user can
+// give a newer library's figures, or a calibrated profile can replace them.
+//
+// How the figures are used (net/collective.cpp, docs/collectives.md):
+//   time = base + P + x + fill
+//   P    = the latency of the algorithm's steps: intra-node steps x intra_step + inter-node steps x
+//          inter_step (each step at least the topology's own route latency for that hop)
+//   x    = the bottleneck link's bytes on the wire / its capacity, the wire bytes being the payload
+//          over the protocol's bandwidth factor (LL carries 4 data bytes in every 8, LL128 120 in 128)
+//   fill = 2 sqrt(P x) for a chunk-pipelined protocol (Simple): the pipeline's fill and drain when
+//          the chunk size follows the message (NCCL halves its chunks for smaller messages), the
+//          optimum of (chunks + steps - 1) x (step + chunk time) over the number of chunks.
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "inflect/core/units.hpp"
+
+namespace inflect::net {
+
+/// NCCL's algorithms, and the full-mesh exchange RCCL runs on Infinity Fabric.
+enum class Algorithm : unsigned char {
+  ring,       // rings through every member, one per channel, rail-aligned across nodes
+  tree,       // double binary tree across nodes, a chain inside each node (all-reduce)
+  nvls,       // NVLink SHARP: the reduction in the NVSwitch (all-reduce, one node)
+  nvls_tree,  // NVLS inside each node, trees across nodes between same-rail devices (all-reduce)
+  pat,        // parallel aggregated trees (all-gather, reduce-scatter; one device per node)
+  direct,     // every member to every other over its own link (a full mesh: RCCL on xGMI)
+  pairwise,   // all-to-all: every pair at once
+  p2p,        // send/recv
+};
+inline constexpr int kAlgorithms = 8;
+
+enum class Protocol : unsigned char { ll, ll128, simple };
+inline constexpr int kProtocols = 3;
+
+const char* to_string(Algorithm a);
+const char* to_string(Protocol p);
+/// Parses a name ("ring", "nvls_tree", ...; "nvls-tree" also); none if unknown.
+std::optional<Algorithm> parse_algorithm(std::string_view name);
+std::optional<Protocol> parse_protocol(std::string_view name);
+/// "ring, tree, ..." for messages.
+std::string algorithm_names();
+std::string protocol_names();
+
+/// One algorithm with one protocol.
+struct ProtocolCost {
+  core::Seconds base;        // per call
+  core::Seconds intra_step;  // per step inside a node (NVLink / xGMI)
+  core::Seconds inter_step;  // per step across nodes (network)
+  /// Payload bytes per byte on the wire (and any algorithm-specific loss NCCL's model applies).
+  double bandwidth_factor = 1;
+  /// Fill and drain of a chunk pipeline (2 sqrt(P x)); true for Simple.
+  bool pipelined = false;
+};
+
+struct CollectiveLibrary {
+  std::string name;  // "nccl-2.28"
+  /// Per algorithm and protocol; empty = the library does not run that pair.
+  std::array<std::array<std::optional<ProtocolCost>, kProtocols>, kAlgorithms> costs{};
+  /// LL's bus-bandwidth ceiling across nodes (NCCL's llMaxBws, the CPU-bound LL path): at two
+  /// nodes and beyond. Zero = none.
+  core::Bandwidth ll_max_busbw_two_nodes;
+  core::Bandwidth ll_max_busbw_more_nodes;
+  /// NCCL's tree correction by message size (powers of two from 64 B): the tree's bandwidth
+  /// times this factor. Per protocol; empty = 1.
+  std::array<std::vector<double>, kProtocols> tree_size_correction{};
+  std::map<std::string, std::string> sources;
+  std::string file;
+
+  /// The links alone: every algorithm with the Simple protocol at full payload, no software
+  /// latency and no pipeline fill, so a step costs its route's latency and a collective is the
+  /// alpha-beta form. What a TopologySpec built in code has unless it is given a library (a
+  /// loaded topology always names one).
+  static CollectiveLibrary ideal();
+
+  const std::optional<ProtocolCost>& cost(Algorithm a, Protocol p) const {
+    return costs[static_cast<std::size_t>(a)][static_cast<std::size_t>(p)];
+  }
+};
+
+}  // namespace inflect::net

@@ -1,0 +1,179 @@
+#include "net/collective_loads.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+namespace inflect::net::loads {
+namespace {
+
+struct Scratch {
+  std::vector<double> bytes;  // by link id; all zero between phases
+  std::vector<LinkId> touched;
+};
+// One builder is live at a time per thread (each phase is finished before the next starts).
+Scratch& scratch() {
+  thread_local Scratch s;
+  return s;
+}
+
+}  // namespace
+
+PhaseBuilder::PhaseBuilder(const Topology& topo) : topo_(topo) {
+  Scratch& s = scratch();
+  for (LinkId l : s.touched) s.bytes[l] = 0;  // left by a builder that never finished (a throw)
+  s.touched.clear();
+  if (s.bytes.size() < topo.links().size()) s.bytes.resize(topo.links().size(), 0.0);
+}
+
+void PhaseBuilder::add_route(DeviceId a, DeviceId b, double bytes) {
+  if (a == b || bytes <= 0) return;
+  Scratch& s = scratch();
+  const Path p = topo_.route(a, b);
+  for (int i = 0; i < p.size; ++i) {
+    const LinkId l = p.links[static_cast<std::size_t>(i)];
+    if (s.bytes[l] == 0) s.touched.push_back(l);
+    s.bytes[l] += bytes;
+  }
+  double& lat = topo_.node_of(a) == topo_.node_of(b) ? intra_latency_ : inter_latency_;
+  lat = std::max(lat, p.latency.value());
+}
+
+TransferPhase PhaseBuilder::finish(double wire_factor) {
+  Scratch& s = scratch();
+  std::sort(s.touched.begin(), s.touched.end());
+  TransferPhase ph;
+  ph.link_bytes.reserve(s.touched.size());
+  for (LinkId l : s.touched) {
+    const double wire = s.bytes[l] / wire_factor;
+    ph.link_bytes.push_back({l, wire});
+    ph.max_link_bytes = std::max(ph.max_link_bytes, wire);
+    s.bytes[l] = 0;
+  }
+  s.touched.clear();
+  intra_latency_ = inter_latency_ = 0;
+  return ph;
+}
+
+Layout layout_of(std::span<const DeviceId> members, const Topology& topo) {
+  Layout l;
+  std::map<int, std::size_t> index;
+  for (DeviceId d : members) {
+    const int node = topo.node_of(d);
+    auto it = index.find(node);
+    if (it == index.end()) {
+      index[node] = l.by_node.size();
+      l.by_node.push_back({d});
+    } else {
+      l.by_node[it->second].push_back(d);
+    }
+  }
+  l.nodes = static_cast<int>(l.by_node.size());
+  l.per_node = l.by_node.empty() ? 0 : static_cast<int>(l.by_node.front().size());
+  l.uniform = true;
+  for (const auto& v : l.by_node) l.uniform = l.uniform && static_cast<int>(v.size()) == l.per_node;
+  return l;
+}
+
+std::vector<int> ring_strides(const Topology& topo, int k) {
+  if (topo.spec().intra.kind != IntraFabricKind::mesh || k <= 2) return {1};
+  std::vector<int> s;
+  for (int i = 1; i < k; ++i)
+    if (std::gcd(i, k) == 1) s.push_back(i);
+  return s;
+}
+
+void ring(PhaseBuilder& b, const Layout& l, std::span<const DeviceId> members, double per_edge, const Topology& topo) {
+  const std::size_t p = members.size();
+  if (l.nodes == 1) {
+    // One node: on a switch one ring loads every port alike; on a mesh, rings of several strides
+    // share the bytes so that each crosses its own links.
+    const std::vector<int> strides = ring_strides(topo, static_cast<int>(p));
+    const double share = per_edge / static_cast<double>(strides.size());
+    for (int s : strides)
+      for (std::size_t i = 0; i < p; ++i) b.add_route(members[i], members[(i + static_cast<std::size_t>(s)) % p], share);
+    return;
+  }
+  if (!l.uniform || l.per_node < 2) {
+    // One member per node (or an uneven group): one ring in group order, each hop on its rail.
+    for (std::size_t i = 0; i < p; ++i) b.add_route(members[i], members[(i + 1) % p], per_edge);
+    return;
+  }
+  // One channel per rail c (and per stride on a mesh): each node's members from the rail's device
+  // round to the one before it, which hands the data to the rail's device (PXN) for the next node.
+  const int k = l.per_node;
+  const std::vector<int> strides = ring_strides(topo, k);
+  const double share = per_edge / static_cast<double>(k * static_cast<int>(strides.size()));
+  const auto at = [&](int node, int local) {
+    return l.by_node[static_cast<std::size_t>(node)][static_cast<std::size_t>(((local % k) + k) % k)];
+  };
+  for (int c = 0; c < k; ++c)
+    for (int s : strides)
+      for (int node = 0; node < l.nodes; ++node) {
+        for (int j = 0; j + 1 < k; ++j) b.add_route(at(node, c + j * s), at(node, c + (j + 1) * s), share);
+        b.add_route(at(node, c + (k - 1) * s), at(node, c), share);       // to the rail's device
+        b.add_route(at(node, c), at((node + 1) % l.nodes, c), share);     // across, on rail c
+      }
+}
+
+namespace {
+
+// Binary tree over `count` positions (parent of q is (q-1)/2) and its mirror (position count-1-q):
+// calls edge(child, parent) for every edge of both trees.
+template <class Edge>
+void double_binary_tree(int count, Edge&& edge) {
+  for (int tree = 0; tree < 2; ++tree)
+    for (int q = 1; q < count; ++q) {
+      const int parent = (q - 1) / 2;
+      edge(tree == 0 ? q : count - 1 - q, tree == 0 ? parent : count - 1 - parent);
+    }
+}
+
+}  // namespace
+
+void tree(PhaseBuilder& b, const Layout& l, double n) {
+  // One channel per rail; each channel carries 1/k of the data, half on each tree.
+  const int k = std::max(1, l.per_node);
+  const double d = n / k / 2;
+  for (int c = 0; c < k; ++c) {
+    const auto at = [&](int node, int j) { return l.by_node[static_cast<std::size_t>(node)][static_cast<std::size_t>((c + j) % k)]; };
+    // Chains: the data of both trees goes up (reduce) and down (broadcast) every chain edge.
+    for (int node = 0; node < l.nodes; ++node)
+      for (int j = 0; j + 1 < k; ++j) {
+        b.add_route(at(node, j + 1), at(node, j), 2 * d);
+        b.add_route(at(node, j), at(node, j + 1), 2 * d);
+      }
+    double_binary_tree(l.nodes, [&](int child, int parent) {
+      b.add_route(at(child, 0), at(parent, 0), d);
+      b.add_route(at(parent, 0), at(child, 0), d);
+    });
+  }
+}
+
+void nvls(PhaseBuilder& b, const Layout& l, double n, double scale) {
+  for (const auto& node : l.by_node) {
+    const std::size_t k = node.size();
+    if (k < 2) continue;
+    // A route a -> b crosses a's port up and b's port down: one route per member loads each
+    // member's port once each way.
+    const double per_port = n * static_cast<double>(k + 1) / static_cast<double>(k) * scale;
+    for (std::size_t j = 0; j < k; ++j) b.add_route(node[j], node[(j + 1) % k], per_port);
+  }
+}
+
+void rail_trees(PhaseBuilder& b, const Layout& l, double per_rail) {
+  for (int j = 0; j < l.per_node; ++j) {
+    const auto at = [&](int node) { return l.by_node[static_cast<std::size_t>(node)][static_cast<std::size_t>(j)]; };
+    double_binary_tree(l.nodes, [&](int child, int parent) {
+      b.add_route(at(child), at(parent), per_rail / 2);
+      b.add_route(at(parent), at(child), per_rail / 2);
+    });
+  }
+}
+
+void direct(PhaseBuilder& b, std::span<const DeviceId> members, double per_pair) {
+  for (DeviceId a : members)
+    for (DeviceId c : members) b.add_route(a, c, per_pair);
+}
+
+}  // namespace inflect::net::loads

@@ -1,0 +1,58 @@
+#pragma once
+// The bytes each collective algorithm puts on the links, for one collective (collective.hpp's
+// header says what each algorithm moves). Private to the net layer.
+#include <span>
+#include <vector>
+
+#include "inflect/net/collective.hpp"
+#include "inflect/net/topology.hpp"
+
+namespace inflect::net::loads {
+
+/// Accumulates bytes per link for one phase, then emits them sorted. Loads add up in a dense
+/// per-link array (one per thread, sized to the topology) and only the links touched are sorted:
+/// a 128-rank ring over a 16k-GPU fabric touches ~500 links, and is lowered hundreds of times.
+/// Also keeps the longest route latency inside a node and across nodes: a step of the algorithm
+/// takes at least that long, whatever the library's figure.
+class PhaseBuilder {
+ public:
+  explicit PhaseBuilder(const Topology& topo);
+  PhaseBuilder(const PhaseBuilder&) = delete;
+  PhaseBuilder& operator=(const PhaseBuilder&) = delete;
+  void add_route(DeviceId a, DeviceId b, double bytes);
+  double intra_route_latency() const { return intra_latency_; }
+  double inter_route_latency() const { return inter_latency_; }
+  /// The phase, every link's bytes divided by `wire_factor` (payload per wire byte); resets.
+  TransferPhase finish(double wire_factor);
+
+ private:
+  const Topology& topo_;
+  double intra_latency_ = 0;
+  double inter_latency_ = 0;
+};
+
+/// The members grouped by node, group order kept.
+struct Layout {
+  bool uniform = false;  // every node of the group holds the same number of members
+  int nodes = 0;
+  int per_node = 0;      // members in the first node (all nodes when uniform)
+  std::vector<std::vector<DeviceId>> by_node;
+};
+Layout layout_of(std::span<const DeviceId> members, const Topology& topo);
+
+/// Ring strides that use different links of a mesh: every s in [1, k) coprime with k (a ring
+/// i -> i+s visits all k); {1} on a switch, where every ring crosses the same ports.
+std::vector<int> ring_strides(const Topology& topo, int k);
+
+/// Rings carrying `per_edge` bytes on every edge in total, spread over channels (see collective.hpp).
+void ring(PhaseBuilder& b, const Layout& l, std::span<const DeviceId> members, double per_edge, const Topology& topo);
+/// Double binary trees across nodes, chains inside them: all-reduce of n bytes.
+void tree(PhaseBuilder& b, const Layout& l, double n);
+/// NVLS inside each node of the layout: n (k+1)/k each way per port, times `scale`.
+void nvls(PhaseBuilder& b, const Layout& l, double n, double scale);
+/// Per rail, double binary trees across nodes between that rail's members, on `per_rail` bytes.
+void rail_trees(PhaseBuilder& b, const Layout& l, double per_rail);
+/// Every ordered pair of members exchanges `per_pair` bytes directly.
+void direct(PhaseBuilder& b, std::span<const DeviceId> members, double per_pair);
+
+}  // namespace inflect::net::loads
