@@ -226,3 +226,27 @@ TEST_CASE("bundled mi300x and mi250x fabrics: pair vs aggregate, and a two-hop G
   CHECK(mi250x.nic_of(6) == 3);
   CHECK(mi250x.nic_of(7) == 3);
 }
+
+TEST_CASE("topology collectives section: library, algorithm and protocol overrides, NVLS keys") {
+  // Absent: the NCCL library, the library's choice.
+  const auto plain = parse_topology(load_yaml_string(valid_doc(), "t.yaml"));
+  CHECK(plain.collectives.library.name == "nccl");
+  CHECK(!plain.collectives.algorithm);
+  // Named: rccl, ring forced, simple forced.
+  const auto forced = parse_topology(
+      load_yaml_string(valid_doc() + "collectives: {library: rccl, algorithm: ring, protocol: simple}\n", "t.yaml"));
+  CHECK(forced.collectives.library.name == "rccl");
+  CHECK(forced.collectives.algorithm == inflect::net::Algorithm::ring);
+  CHECK(forced.collectives.protocol == inflect::net::Protocol::simple);
+  // Bad names are located input errors listing the choices.
+  const Error lib = parse_error(valid_doc() + "collectives: {library: ncl}\n");
+  CHECK(lib.kind() == ErrorKind::input);
+  CHECK(lib.message().find("unknown collective library 'ncl' (did you mean 'nccl'?)") != std::string::npos);
+  const Error algo = parse_error(valid_doc() + "collectives: {algorithm: hierarchical}\n");
+  CHECK(algo.message().find("allowed: auto, ring, tree") != std::string::npos);
+  CHECK(algo.where().line > 0);
+  // nvls needs its efficiency (a figure, with a source); the efficiency alone is an error.
+  std::string nvls = valid_doc();
+  nvls.replace(nvls.find("  efficiency: 0.8\nscale_out"), 17, "  efficiency: 0.8\n  nvls: true\n");
+  CHECK(parse_error(nvls).message().find("nvls: true needs nvls_efficiency") != std::string::npos);
+}
