@@ -154,10 +154,11 @@ void ChromeTraceWriter::on_end(const workload::ExecutionGraph& graph, core::Time
       fmt::format_to(buf_it,
                      ",\n{{\"name\":{},\"cat\":\"comm.{}\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{},\"tid\":{},"
                      "\"args\":{{\"op\":{},\"phase\":\"{}\",\"layer\":{},\"micro_batch\":{},\"collective\":\"{}\",\"dim\":\"{}\","
-                     "\"group\":{},\"group_size\":{},\"bytes\":{}{}}}}}",
+                     "\"group\":{},\"group_size\":{},\"bytes\":{},\"algorithm\":\"{}\",\"protocol\":\"{}\"{}}}}}",
                      name, workload::to_string(c.dim), to_us(sp.start), to_us(sp.end - sp.start), op.rank, op.stream, sp.op,
                      workload::to_string(op.phase), op.layer, op.micro_batch, workload::to_string(c.kind), workload::to_string(c.dim),
-                     c.group, group_size, c.bytes.value(), then);
+                     c.group, group_size, c.bytes.value(), sp.algorithm ? sp.algorithm : "none",
+                     sp.protocol ? sp.protocol : "none", then);
     }
   }
   // Counter tracks per rank, in time order (stable: same-time samples keep the engine's order).

@@ -121,7 +121,13 @@ std::optional<CollectiveCostModel::Line> priced(const Shape& shape, Protocol pr,
     const core::Bandwidth cap = shape.nodes == 2 ? lib.ll_max_busbw_two_nodes : lib.ll_max_busbw_more_nodes;
     if (cap.value() > 0) line.cap_s_per_byte = busbw_factor(op, p) / cap.value();
   }
-  line.pipelined = cost->pipelined;
+  // The fill is paid where a chunk passes store-and-forward through a chain of stages from one
+  // source (trees, chains, the switch's reduce-then-multicast, a send through the NICs). A ring
+  // has none: every rank sends its own slice from the first step, so every link is busy from
+  // the start and only the steps' latency shows (NCCL's model, base + steps x latency + bytes/bw).
+  const bool chained = shape.algorithm != Algorithm::ring && shape.algorithm != Algorithm::direct &&
+                       shape.algorithm != Algorithm::pairwise;
+  line.pipelined = cost->pipelined && chained;
   if (shape.algorithm == Algorithm::tree) {
     const auto& table = lib.tree_size_correction[static_cast<std::size_t>(pr)];
     if (!table.empty()) line.size_correction = &table;

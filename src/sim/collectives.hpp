@@ -41,6 +41,7 @@ class Collectives {
 
   struct Closed {
     core::Time start;                     // when its data began to move
+    LoweringId lowered;                   // its lowering (algorithm, protocol)
     std::span<const StreamKey> members;  // valid until the next close()
   };
   /// Closes a completed instance (its entry may be reused at once).
@@ -52,6 +53,7 @@ class Collectives {
   std::uint32_t needed(workload::GroupId group) const { return needed_[group]; }
 
   std::uint64_t transfers() const { return transfers_; }
+  const CollectiveLowering& lowering() const { return lowering_; }
 
  private:
   // One cache line each: find() walks them, and indexing one is a shift.
@@ -173,8 +175,9 @@ inline Collectives::Closed Collectives::close(InstanceId inst) {
   while (*link != inst) link = &instances_[*link].next_open;
   *link = in.next_open;
   const core::Time start = in.start;
+  const LoweringId lowered = in.lowered;
   instances_.give_back(inst);  // what the caller does next may reuse it: nothing reads it after this
-  return Closed{start, closing_};
+  return Closed{start, lowered, closing_};
 }
 
 }  // namespace inflect::sim

@@ -65,7 +65,7 @@ class Engine {
   }
   void start_head(StreamKey key, TemplateOp binding);
   /// The stream's head op finished now; a collective's data began to move at `moved`.
-  void finish_op(StreamKey key, Time moved = Time::zero());
+  void finish_op(StreamKey key, Time moved = Time::zero(), LoweringId lowered = LoweringId::none());
   void start_collective(InstanceId inst);
   void complete_collective(InstanceId inst);
   [[noreturn, gnu::cold]] void report_deadlock() const;
@@ -117,10 +117,10 @@ void Engine::complete_collective(InstanceId inst) {
   const Collectives::Closed closed = collectives_.close(inst);
   for (const StreamKey key : closed.members) compute_.comm_ended(keys_.slot(key));
   // finish_op never completes a collective synchronously, so closed.members is not reused meanwhile.
-  for (const StreamKey key : closed.members) finish_op(key, closed.start);
+  for (const StreamKey key : closed.members) finish_op(key, closed.start, closed.lowered);
 }
 
-void Engine::finish_op(StreamKey key, Time moved) {
+void Engine::finish_op(StreamKey key, Time moved, LoweringId lowered) {
   const Slot slot = keys_.slot(key);
   StreamState& st = state_.streams[key];
   SlotState& sl = state_.slots[slot];
@@ -133,7 +133,12 @@ void Engine::finish_op(StreamKey key, Time moved) {
     Record& rec = breakdown_.at(slot, top);
     rec.start = moved;
     rec.end = now_;
-    if (opt_.observer) opt_.observer->on_op(g_, OpSpan{t_.original(slot, top), rec.posted, rec.start, now_});
+    if (opt_.observer) {
+      const CollectiveLowering& lw = collectives_.lowering();
+      opt_.observer->on_op(g_, OpSpan{t_.original(slot, top), rec.posted, rec.start, now_,
+                                      lowered.is_none() ? nullptr : lw.algorithm(lowered),
+                                      lowered.is_none() ? nullptr : lw.protocol(lowered)});
+    }
   }
   if (t.on_compute_stream && t.compute) {
     sl.idle_since = now_;

@@ -31,19 +31,23 @@ LoweringId CollectiveLowering::lowered_for(workload::GroupId group, const worklo
   const LoweringId index(static_cast<std::uint32_t>(lowered_.size()));
   mine.push_back(LoweredKey{&c, index});
   // A collective with followers (Collective::then) runs their phases after its own, in order.
-  std::vector<ReadyPhase> out = lower(group, c.kind, c.bytes);
+  std::pair<const char*, const char*> chosen{"none", "none"};
+  std::vector<ReadyPhase> out = lower(group, c.kind, c.bytes, &chosen);
   for (const auto& part : c.then) {
     std::vector<ReadyPhase> more = lower(group, part.kind, part.bytes);
     for (auto& ph : more) out.push_back(std::move(ph));
   }
   lowered_.push_back(std::move(out));
+  chosen_.push_back(chosen);
   return index;
 }
 
-std::vector<ReadyPhase> CollectiveLowering::lower(workload::GroupId group, workload::CollectiveKind kind, core::Bytes bytes) {
+std::vector<ReadyPhase> CollectiveLowering::lower(workload::GroupId group, workload::CollectiveKind kind, core::Bytes bytes,
+                                                  std::pair<const char*, const char*>* chosen) {
   const auto& grp = g_.groups()[group];
   const net::CollectiveOp op = to_net(kind);
   net::LoweredCollective rep = net::lower_collective(op, grp.members, bytes, topo_, tuning_);
+  if (chosen) *chosen = {rep.algorithm, rep.protocol};
   // A mirror inside one node that holds none of the representative's members crosses only that
   // node's scale-up links, none of which the representative's routes cross (a route leaves a
   // node only through its NICs): it adds no weight, so it is not lowered (the TP groups of the

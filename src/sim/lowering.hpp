@@ -28,9 +28,13 @@ class CollectiveLowering {
   /// traffic, it would bloat the hot function it is called from.
   [[gnu::noinline]] LoweringId lowered_for(workload::GroupId group, const workload::Collective& c);
   const std::vector<ReadyPhase>& phases(LoweringId l) const { return lowered_[l]; }
+  /// The algorithm and protocol the lowering chose for the collective (its first part when fused).
+  const char* algorithm(LoweringId l) const { return chosen_[l].first; }
+  const char* protocol(LoweringId l) const { return chosen_[l].second; }
 
  private:
-  std::vector<ReadyPhase> lower(workload::GroupId group, workload::CollectiveKind kind, core::Bytes bytes);
+  std::vector<ReadyPhase> lower(workload::GroupId group, workload::CollectiveKind kind, core::Bytes bytes,
+                                std::pair<const char*, const char*>* chosen = nullptr);
 
   const workload::ExecutionGraph& g_;
   const net::Topology& topo_;
@@ -41,6 +45,7 @@ class CollectiveLowering {
   };
   std::vector<std::vector<LoweredKey>> lowered_of_group_;
   IdVector<LoweringId, std::vector<ReadyPhase>> lowered_;
+  IdVector<LoweringId, std::pair<const char*, const char*>> chosen_;
 };
 
 }  // namespace inflect::sim

@@ -457,11 +457,12 @@ TEST_CASE("bundled search: Llama-3-405B on 16,384 H100s, through the cli") {
   // Golden figures (2% band), 2026-12-04 (H100 GEMMs and attention from the H200 traces; DualPipe
   // pays the sum of its two parameter copies' gradients): the engine's best of the estimate's top
   // three is a DualPipeV plan with TP4 inside the node and CP8 across four nodes; it fits (64 GB
-  // of 80). DualPipe at pp32 runs within 0.1% of it.
+  // of 80). DualPipe at pp32 runs within 0.1% of it. Issue 19's collectives (NCCL's latencies, no
+  // fill on rings) swapped the two: DualPipe pp32 5.596 s, DualPipeV pp16 5.602 s (was 5.655, 5.656).
   const auto& best = j["plans"][0];
-  CHECK(best["plan"] == "tp4 pp16 dp32 cp8 sp zero1 dualpipev recompute=none mb1 m=64");
+  CHECK(best["plan"] == "tp4 pp32 dp16 cp8 sp zero1 dualpipe recompute=none mb1 m=128");
   CHECK(best["plan"] == best["report"]["plan"]);
-  CHECK(best["report"]["step_time_s"].get<double>() == doctest::Approx(5.579).epsilon(kGoldenTolerance));
+  CHECK(best["report"]["step_time_s"].get<double>() == doctest::Approx(5.596).epsilon(kGoldenTolerance));
   CHECK(best["report"]["memory"]["fits"] == true);
   double previous = 0;
   for (const auto& p : j["plans"]) {

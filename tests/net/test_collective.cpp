@@ -279,30 +279,39 @@ TEST_CASE("collective: NVLS moves n (k+1)/k per port at the NVLS efficiency") {
   CHECK(estimate_time(c, topo).value() == doctest::Approx(0.6e-6 + 1.125 * n / 306e9).epsilon(kRel));
 }
 
-TEST_CASE("collective: protocols — LL halves the wire rate, Simple pays the pipeline fill") {
-  // A library with one algorithm (ring) and two protocols on one 8-GPU switch (360 GB/s ports):
-  //   LL:     base 6 us, 1 us a step, factor 0.5 -> T = 6 + 14 + 1.75 n / (0.5 x 360e9)
-  //   Simple: base 8 us, 3 us a step, factor 1, pipelined -> P = 42 us, x = 1.75 n / 360e9,
-  //           T = 8 + 42 + x + 2 sqrt(42e-6 x)
-  // At 64 KiB LL wins (20.6 us vs 56.6 us); at 1 GiB Simple (5.22 ms + 0.94 ms fill vs 10.4 ms).
+TEST_CASE("collective: protocols — LL halves the wire rate, Simple pays a chain's pipeline fill") {
+  // A library with ring and p2p, LL and Simple, on one 8-GPU switch (360 GB/s ports):
+  //   ring LL:     base 6 us, 1 us a step, factor 0.5 -> T = 6 + 14 + 1.75 n / (0.5 x 360e9)
+  //   ring Simple: base 8 us, 3 us a step, factor 1 -> T = 8 + 42 + 1.75 n / 360e9 (a ring has no
+  //                fill: every rank sends its own slice from the first step)
+  // At 64 KiB LL wins (20.6 us vs 50.3 us); at 1 GiB Simple (5.27 ms vs 10.44 ms).
+  // p2p Simple (one step through the switch, a chain: sender, switch, receiver) pays the fill:
+  //   T = 8 + 3 + x + 2 sqrt(3e-6 x), x = n / 360e9.
   TopologySpec spec = nvswitch();
   CollectiveLibrary lib;
   lib.name = "test";
-  lib.costs[static_cast<std::size_t>(Algorithm::ring)][static_cast<std::size_t>(Protocol::ll)] =
-      ProtocolCost{Seconds(6e-6), Seconds(1e-6), Seconds(1e-6), 0.5, false};
-  lib.costs[static_cast<std::size_t>(Algorithm::ring)][static_cast<std::size_t>(Protocol::simple)] =
-      ProtocolCost{Seconds(8e-6), Seconds(3e-6), Seconds(3e-6), 1.0, true};
+  for (Algorithm a : {Algorithm::ring, Algorithm::p2p}) {
+    lib.costs[static_cast<std::size_t>(a)][static_cast<std::size_t>(Protocol::ll)] =
+        ProtocolCost{Seconds(6e-6), Seconds(1e-6), Seconds(1e-6), 0.5, false};
+    lib.costs[static_cast<std::size_t>(a)][static_cast<std::size_t>(Protocol::simple)] =
+        ProtocolCost{Seconds(8e-6), Seconds(3e-6), Seconds(3e-6), 1.0, true};
+  }
   spec.collectives.library = lib;
   Topology topo(spec, 1);
   for (double n : {65536.0, kGiB}) {
     CAPTURE(n);
     const double x = 1.75 * n / 360e9;
     const double ll = 6e-6 + 14e-6 + 2 * x;
-    const double simple = 8e-6 + 42e-6 + x + 2 * std::sqrt(42e-6 * x);
+    const double simple = 8e-6 + 42e-6 + x;
     LoweredCollective c = lower_collective(CollectiveOp::all_reduce, iota(8), Bytes(n), topo);
     CHECK(std::string(c.protocol) == (ll < simple ? "ll" : "simple"));
     CHECK(estimate_time(c, topo).value() == doctest::Approx(std::min(ll, simple)).epsilon(kRel));
   }
+  CollectiveTuning simple_only;
+  simple_only.protocol = Protocol::simple;
+  const double n = kGiB, x = n / 360e9;
+  LoweredCollective p2p = lower_collective(CollectiveOp::send_recv, std::vector<DeviceId>{0, 1}, Bytes(n), topo, simple_only);
+  CHECK(estimate_time(p2p, topo).value() == doctest::Approx(11e-6 + x + 2 * std::sqrt(3e-6 * x)).epsilon(kRel));
 }
 
 // ---------------------------------------------------------------------------------------------

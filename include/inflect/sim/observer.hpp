@@ -16,6 +16,10 @@ struct OpSpan {
   core::Time posted;
   core::Time start;
   core::Time end;
+  /// A collective's algorithm and protocol as the lowering chose them ("ring", "simple"; static
+  /// strings); null for compute ops.
+  const char* algorithm = nullptr;
+  const char* protocol = nullptr;
 };
 
 /// A device's power, clock and temperature from `time` on (sent whenever one of them changes:
