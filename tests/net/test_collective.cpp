@@ -461,3 +461,111 @@ TEST_CASE("collective: the cost model is the lowest line and equals lowering at 
   CHECK(tree_then_ring.lines.size() >= 2);
   CHECK(collective_cost_model(CollectiveOp::all_reduce, iota(1), topo).time(Bytes(1e9)).value() == 0);
 }
+
+namespace {
+
+// NCCL's figures (calibration/collectives/nccl.yaml) for the properties below; the net layer's
+// tests build their library in code.
+CollectiveLibrary nccl_like() {
+  CollectiveLibrary lib;
+  lib.name = "nccl-like";
+  auto set = [&](Algorithm a, Protocol p, double base_us, double intra_us, double inter_us, double factor) {
+    lib.costs[static_cast<std::size_t>(a)][static_cast<std::size_t>(p)] =
+        ProtocolCost{Seconds(base_us * 1e-6), Seconds(intra_us * 1e-6), Seconds(inter_us * 1e-6), factor, p == Protocol::simple};
+  };
+  for (Algorithm a : {Algorithm::ring, Algorithm::pairwise, Algorithm::p2p, Algorithm::direct}) {
+    set(a, Protocol::ll, 6.6, 0.6, 2.7, 0.5);
+    set(a, Protocol::ll128, 14, 1.9, 4.0, 0.92);
+    set(a, Protocol::simple, 8.4, 3.4, 14, 1);
+  }
+  set(Algorithm::tree, Protocol::ll, 6.8, 0.6, 5.0, 1 / 3.8);
+  set(Algorithm::tree, Protocol::ll128, 14, 1.25, 8.5, 0.9375);
+  set(Algorithm::tree, Protocol::simple, 8.4, 4.0, 14, 0.92);
+  set(Algorithm::nvls, Protocol::simple, 0, 25, 18, 1);
+  set(Algorithm::nvls_tree, Protocol::simple, 0, 25, 20.9, 1);
+  set(Algorithm::pat, Protocol::simple, 8, 2.8, 4.0, 0.75);
+  lib.ll_max_busbw_two_nodes = gb_per_s(39);
+  lib.ll_max_busbw_more_nodes = gb_per_s(20.4);
+  lib.tree_size_correction[static_cast<std::size_t>(Protocol::simple)] = {0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6,
+                                                                        0.6, 0.5, 0.5, 0.5, 0.5, 0.6, 0.7, 0.8, 0.7, 0.7};
+  return lib;
+}
+
+struct Case {
+  const char* name;
+  TopologySpec spec;
+  int nodes;
+  std::vector<DeviceId> members;
+};
+
+std::vector<Case> property_cases() {
+  TopologySpec sw = nvswitch();
+  sw.intra.nvls = true;
+  sw.intra.nvls_efficiency = 0.68;
+  sw.collectives.library = nccl_like();
+  TopologySpec mesh = full_mesh();
+  mesh.collectives.library = nccl_like();
+  return {{"1 node x 8 (NVLS)", sw, 1, iota(8)},
+          {"2 nodes x 8 (NVLS)", sw, 2, iota(16)},
+          {"4 nodes x 8 (NVLS)", sw, 4, iota(32)},
+          {"8 nodes x 1 (rail 3)", sw, 8, [] { auto v = iota(8, 8); for (auto& d : v) d += 3; return v; }()},
+          {"16 nodes x 2", sw, 16, [] { std::vector<DeviceId> v; for (int n = 0; n < 16; ++n) { v.push_back(n * 8); v.push_back(n * 8 + 4); } return v; }()},
+          {"mesh 1 node x 8", mesh, 1, iota(8)},
+          {"mesh 2 nodes x 8", mesh, 2, iota(16)}};
+}
+
+}  // namespace
+
+TEST_CASE("collective property: the algorithm and protocol chosen are the least time among those allowed") {
+  // For every group, collective and size (8 B .. 16 GiB), forcing each (algorithm, protocol) in turn
+  // (those not valid for the group are input errors and skipped) never beats the free choice.
+  int compared = 0;
+  for (const Case& c : property_cases()) {
+    Topology topo(c.spec, c.nodes);
+    for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather, CollectiveOp::all_to_all})
+      for (double n = 8; n <= 16 * kGiB; n *= 16) {
+        CAPTURE(c.name);
+        CAPTURE(n);
+        const double chosen = estimate_time(lower_collective(op, c.members, Bytes(n), topo), topo).value();
+        for (int a = 0; a < kAlgorithms; ++a)
+          for (int p = 0; p < kProtocols; ++p) {
+            CollectiveTuning t;
+            t.algorithm = static_cast<Algorithm>(a);
+            t.protocol = static_cast<Protocol>(p);
+            double forced = 0;
+            try {
+              forced = estimate_time(lower_collective(op, c.members, Bytes(n), topo, t), topo).value();
+            } catch (const Error&) {
+              continue;
+            }
+            CHECK(chosen <= forced * (1 + 1e-12));
+            ++compared;
+          }
+      }
+  }
+  CHECK(compared > 500);
+}
+
+TEST_CASE("collective property: more NIC or NVLink bandwidth never slows a collective, and the cost model agrees") {
+  int checked = 0;
+  for (const Case& c : property_cases()) {
+    Topology base(c.spec, c.nodes);
+    TopologySpec nic = c.spec;
+    nic.scale_out.nic_bandwidth = nic.scale_out.nic_bandwidth * 2.0;
+    TopologySpec port = c.spec;
+    port.intra.port_bandwidth = port.intra.port_bandwidth * 1.5;
+    Topology more_nic(nic, c.nodes), more_port(port, c.nodes);
+    for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather, CollectiveOp::all_to_all})
+      for (double n = 8; n <= 16 * kGiB; n *= 8) {
+        CAPTURE(c.name);
+        CAPTURE(n);
+        const double t0 = estimate_time(lower_collective(op, c.members, Bytes(n), base), base).value();
+        CHECK(estimate_time(lower_collective(op, c.members, Bytes(n), more_nic), more_nic).value() <= t0 * (1 + 1e-12));
+        CHECK(estimate_time(lower_collective(op, c.members, Bytes(n), more_port), more_port).value() <= t0 * (1 + 1e-12));
+        // The search's cost model gives the lowering's time at every size.
+        CHECK(collective_cost_model(op, c.members, base).time(Bytes(n)).value() == doctest::Approx(t0).epsilon(1e-9));
+        ++checked;
+      }
+  }
+  CHECK(checked > 100);
+}
