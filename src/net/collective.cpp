@@ -128,21 +128,12 @@ std::optional<CollectiveCostModel::Line> priced(const Shape& shape, Protocol pr,
   const bool chained = shape.algorithm != Algorithm::ring && shape.algorithm != Algorithm::direct &&
                        shape.algorithm != Algorithm::pairwise;
   line.pipelined = cost->pipelined && chained;
+  line.fit = topo.spec().collectives.profile.find(op, shape.nodes == 1 ? FabricLevel::intra_node : FabricLevel::inter_node);
   if (shape.algorithm == Algorithm::tree) {
     const auto& table = lib.tree_size_correction[static_cast<std::size_t>(pr)];
     if (!table.empty()) line.size_correction = &table;
   }
   return line;
-}
-
-std::optional<Algorithm> wanted_algorithm(const CollectiveTuning& t) {
-  if (t.algorithm) return t.algorithm;
-  if (t.force_algorithm.empty()) return std::nullopt;
-  auto a = parse_algorithm(t.force_algorithm);
-  if (!a)
-    throw core::Error(core::ErrorKind::input, fmt::format("unknown collective algorithm '{}'; allowed: {}",
-                                                          t.force_algorithm, algorithm_names()));
-  return a;
 }
 
 struct Choice {
@@ -153,7 +144,7 @@ struct Choice {
 /// Every (algorithm, protocol) the library, the tuning and the group allow, priced for `n`.
 std::vector<Choice> choices(CollectiveOp op, std::span<const DeviceId> m, double n, const Topology& topo,
                             const CollectiveTuning& tuning) {
-  const std::optional<Algorithm> only = wanted_algorithm(tuning);
+  const std::optional<Algorithm> only = tuning.algorithm;
   const std::optional<Protocol> proto = tuning.protocol;
   std::vector<Choice> out;
   for (Shape& s : shapes(op, m, n, topo, only))
@@ -178,7 +169,7 @@ std::size_t least(const std::vector<CollectiveCostModel::Line>& lines, double n)
   std::size_t best = 0;
   double best_t = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    const double t = lines[i].time(n);
+    const double t = lines[i].model_time(n);  // the library's choice, as NCCL's tuner makes it
     if (t < best_t * (1 - 1e-12)) {
       best_t = t;
       best = i;
@@ -212,11 +203,21 @@ double busbw_factor(CollectiveOp op, int p) {
   return 1;
 }
 
-double CollectiveCostModel::Line::time(double bytes) const {
+double CollectiveCostModel::Line::wire_time(double bytes) const {
   const double corr = size_correction ? tree_correction(*size_correction, bytes) : 1;
-  const double x = std::max(bytes * s_per_byte / corr, bytes * cap_s_per_byte);
+  return std::max(bytes * s_per_byte / corr, bytes * cap_s_per_byte);
+}
+
+double CollectiveCostModel::Line::model_time(double bytes) const {
+  const double x = wire_time(bytes);
   const double fill = pipelined ? 2 * std::sqrt(steps_s * x) : 0;
   return base_s + steps_s + x + fill;
+}
+
+double CollectiveCostModel::Line::time(double bytes) const {
+  if (!fit) return model_time(bytes);
+  const double x = wire_time(bytes);
+  return fit->latency.value() + fit->scale * x + fit->sqrt_coefficient * std::sqrt(x);
 }
 
 core::Seconds CollectiveCostModel::time(core::Bytes bytes) const {
@@ -249,7 +250,10 @@ LoweredCollective lower_collective(CollectiveOp op, std::span<const DeviceId> me
   // One pipelined phase: the links carry the wire bytes (payload over the protocol's factor) and
   // everything but the links' own time is latency, so the uncontended time is the model's.
   const CollectiveLibrary& lib = topo.spec().collectives.library;
-  const double factor = lib.cost(pick.shape.algorithm, pick.line.protocol)->bandwidth_factor;
+  // A calibrated fit scales the wire time: the links carry scale x the wire bytes, so contention
+  // sees the efficiency the measurement showed.
+  const double factor =
+      lib.cost(pick.shape.algorithm, pick.line.protocol)->bandwidth_factor / (pick.line.fit ? pick.line.fit->scale : 1.0);
   TransferPhase ph;
   ph.link_bytes.reserve(pick.shape.payload.link_bytes.size());
   double link_time = 0;

@@ -61,7 +61,6 @@ std::vector<ReadyPhase> CollectiveLowering::lower(workload::GroupId group, workl
     return !rep_node[static_cast<std::size_t>(node)];
   };
   net::CollectiveTuning mirror_tuning = tuning_;
-  mirror_tuning.force_algorithm.clear();
   mirror_tuning.algorithm = net::parse_algorithm(rep.algorithm);
   mirror_tuning.protocol = net::parse_protocol(rep.protocol);
   std::vector<ReadyPhase> out;

@@ -109,7 +109,7 @@ TEST_CASE("collective: ring reduce-scatter and all-gather put (p-1)/p * S on eve
   const double S = 256.0 * 1024 * 1024, p = 8, alpha = 0.6e-6, B = 360e9;
   for (CollectiveOp op : {CollectiveOp::reduce_scatter, CollectiveOp::all_gather}) {
     CollectiveTuning ring;
-    ring.force_algorithm = "ring";
+    ring.algorithm = Algorithm::ring;
     LoweredCollective c = lower_collective(op, m, Bytes(S), topo, ring);
     REQUIRE(c.phases.size() == 1);
     CHECK(c.phases[0].link_bytes.size() == 16);
@@ -249,17 +249,16 @@ TEST_CASE("collective: busbw factors, single-member groups and forced algorithms
     CHECK(estimate_time(c, topo).value() == 0.0);
   }
 
-  // An algorithm that does not apply (the tree needs nodes; NVLS a switch that declares it), or an
-  // unknown name, is an input error naming the choices.
+  // An algorithm that does not apply (the tree needs nodes; NVLS a switch that declares it) is an
+  // input error naming the choices.
   CollectiveTuning tree;
   tree.algorithm = Algorithm::tree;
   CHECK_THROWS_AS(lower_collective(CollectiveOp::all_reduce, iota(8), Bytes(1e6), topo, tree), Error);
   CollectiveTuning nvls;
   nvls.algorithm = Algorithm::nvls;
   CHECK_THROWS_AS(lower_collective(CollectiveOp::all_reduce, iota(8), Bytes(1e6), topo, nvls), Error);
-  CollectiveTuning unknown;
-  unknown.force_algorithm = "hierarchical";
-  CHECK_THROWS_AS(lower_collective(CollectiveOp::all_reduce, iota(8), Bytes(1e6), topo, unknown), Error);
+  CHECK(!parse_algorithm("hierarchical"));  // names are parsed where users write them (io, cli)
+  CHECK(parse_algorithm("nvls-tree") == Algorithm::nvls_tree);
 }
 
 TEST_CASE("collective: NVLS moves n (k+1)/k per port at the NVLS efficiency") {

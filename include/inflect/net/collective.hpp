@@ -38,8 +38,6 @@
 
 namespace inflect::net {
 
-enum class CollectiveOp : unsigned char { all_reduce, reduce_scatter, all_gather, all_to_all, send_recv };
-
 const char* to_string(CollectiveOp op);
 
 /// One phase: bytes per link on the wire (each link at most once, sorted by id) and its latency.
@@ -63,8 +61,6 @@ struct CollectiveTuning {
   /// a profile); none = the library's choice. An algorithm not valid for a group is an input error.
   std::optional<Algorithm> algorithm;
   std::optional<Protocol> protocol;
-  /// Old spelling of `algorithm` (a name), kept for callers that still pass one; empty = none.
-  std::string force_algorithm;
 };
 
 /// Lowers a collective over `members` (device ids, the group's order) moving `bytes` with
@@ -92,6 +88,12 @@ struct CollectiveCostModel {
     double cap_s_per_byte = 0; // a protocol ceiling's time per byte (LL across nodes), 0 = none
     bool pipelined = false;
     const std::vector<double>* size_correction = nullptr;  // tree: NCCL's correction by size
+    const CollectiveFit* fit = nullptr;  // a calibrated profile's fit for this group's level
+    /// The library model's wire time x at `bytes` (correction and ceiling included).
+    double wire_time(double bytes) const;
+    /// The library model's time: what the choice compares.
+    double model_time(double bytes) const;
+    /// The time: the calibrated fit's where there is one, else the model's.
     double time(double bytes) const;
   };
   std::vector<Line> lines;  // empty for a group of one (time 0)

@@ -40,6 +40,41 @@ inline constexpr int kAlgorithms = 8;
 enum class Protocol : unsigned char { ll, ll128, simple };
 inline constexpr int kProtocols = 3;
 
+enum class CollectiveOp : unsigned char { all_reduce, reduce_scatter, all_gather, all_to_all, send_recv };
+
+/// Where a group's members are: all in one node, or across nodes.
+enum class FabricLevel : unsigned char { intra_node, inter_node };
+
+/// A collective's time at one level of the fabric as measured on the user's cluster (fitted by
+/// `inflect calibrate` from an nccl-tests sweep): with x the library model's wire time for the
+/// algorithm and protocol it chooses at that size,
+///   time = latency + scale x + sqrt_coefficient sqrt(x)
+/// (a latency, an efficiency, and the pipeline fill's 2 sqrt(P s) as one coefficient). The
+/// model's choice of algorithm and protocol is kept; only its time is replaced. Every
+/// coefficient is >= 0, so more bandwidth never slows a calibrated collective either.
+struct CollectiveFit {
+  CollectiveOp op = CollectiveOp::all_reduce;
+  FabricLevel level = FabricLevel::intra_node;
+  core::Seconds latency;
+  double scale = 1;
+  double sqrt_coefficient = 0;  // s^(1/2)
+  std::string source;           // the measurement it was fitted on, its rows and error
+};
+
+/// A calibrated profile's collective part: fits for the topology it names.
+struct CollectiveProfile {
+  std::string name;
+  std::string topology;  // the topology's name the fits were made on
+  std::vector<CollectiveFit> fits;
+  std::string file;
+  /// The fit for `op` at `level`, or null.
+  const CollectiveFit* find(CollectiveOp op, FabricLevel level) const {
+    for (const auto& f : fits)
+      if (f.op == op && f.level == level) return &f;
+    return nullptr;
+  }
+};
+
 const char* to_string(Algorithm a);
 const char* to_string(Protocol p);
 /// Parses a name ("ring", "nvls_tree", ...; "nvls-tree" also); none if unknown.

@@ -67,6 +67,8 @@ struct CollectiveSettings {
   CollectiveLibrary library = CollectiveLibrary::ideal();  // calibration/collectives/<name>.yaml
   std::optional<Algorithm> algorithm;   // `collectives.algorithm`, none = the library's choice
   std::optional<Protocol> protocol;     // `collectives.protocol`
+  /// A calibrated profile's fits (`--profile`), applied on top of the library's model.
+  CollectiveProfile profile;
 };
 
 struct TopologySpec {
