@@ -385,7 +385,7 @@ TEST_CASE("broken files are errors at file:line, never crashes") {
             .starts_with("x.md:4: collective 'all-gatherv' is not one of"));
 }
 
-TEST_CASE("markdown summary: a size column, bandwidth units, --minbytes=; busbw-only time with factor 1") {
+TEST_CASE("markdown summary: a size column, bandwidth units, --minbytes=, and a busbw-only time with factor 1") {
   const auto t = parse_nccl_tests(
       "| op | size | busbw |\n|---|---|---|\n| sendrecv | 1G | 480 GB/s |\n| broadcast | 1G | 3.2Tbps |\n", "x.md");
   REQUIRE(t.rows.size() == 2);
