@@ -116,6 +116,15 @@ NcclRow read_row(const std::vector<std::string_view>& t, const Schema& s, std::s
   return row;
 }
 
+// Open MPI's `mpirun --tag-output` puts "[job,rank]<stdout>:" before every line; the line is what follows.
+std::string_view untagged(std::string_view line) {
+  if (line.empty() || line.front() != '[') return line;
+  const std::size_t close = line.find("]<std");
+  const std::size_t colon = close == std::string_view::npos ? close : line.find(">:", close);
+  if (colon == std::string_view::npos || colon > close + 8) return line;
+  return line.substr(colon + 2);
+}
+
 // A line that starts like a row: its first token an integer (the size), maybe negative.
 bool row_like(std::string_view first) {
   if (!first.empty() && first.front() == '-') first.remove_prefix(1);
@@ -134,7 +143,7 @@ NcclRead read_nccl_text(const std::vector<Line>& lines, std::string_view file) {
   std::set<long long> device_ranks;  // `#  Rank  3 Group  0 Pid ...` (older: `#   Rank  3 Pid ...`)
   for (const auto& l : lines) {
     read.last_line = l.number;
-    std::string_view body = trim(l.text);
+    std::string_view body = trim(untagged(l.text));
     const bool comment = !body.empty() && body.front() == '#';
     if (comment) body = trim(body.substr(1));
     const auto tokens = split_ws(body);

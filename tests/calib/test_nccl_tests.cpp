@@ -258,6 +258,19 @@ TEST_CASE("nccl-tests text: per-iteration columns, timestamps, missing in-place,
   CHECK(us(t.rows[1].out_of_place.time) == doctest::Approx(40.00).epsilon(kRel));
 }
 
+TEST_CASE("nccl-tests text behind mpirun --tag-output prefixes") {
+  const auto t = parse_nccl_tests(
+      "[1,0]<stdout>:# Collective test starting: all_gather_perf\n"
+      "[1,0]<stdout>:#       size    count   type  redop  root    time  algbw  busbw #wrong    time  algbw  busbw #wrong\n"
+      "[1,0]<stdout>:    1048576   32768  float   none    -1   30.00  34.95  30.58      0   29.00  36.16  31.64      0\n"
+      "[1,3]<stderr>:node-b:123:456 [3] NCCL INFO comm 0x5555 rank 3 nranks 8\n",
+      "mpi.log");
+  REQUIRE(t.rows.size() == 1);
+  CHECK(t.rows[0].kind == NcclCollective::all_gather);
+  CHECK(us(t.rows[0].in_place.time) == doctest::Approx(29.00).epsilon(kRel));
+  CHECK(t.ranks == 8);  // 30.58 / 34.95 = 0.87496 = (n-1)/n -> n = 7.997
+}
+
 TEST_CASE("rank count from the busbw/algbw ratio of the largest row") {
   // The DGX table without its comment: 17179869184 ... 274.23 479.90 -> 479.90/274.23 = 1.74999 =
   // 2(n-1)/n -> n = 2/(2 - 1.74999) = 7.9994, within 2% of 8.
