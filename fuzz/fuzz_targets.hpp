@@ -12,6 +12,9 @@
 #include <string>
 #include <string_view>
 
+#include "inflect/calib/gemm_sweep.hpp"
+#include "inflect/calib/nccl_tests.hpp"
+#include "inflect/calib/telemetry.hpp"
 #include "inflect/core/error.hpp"
 #include "inflect/io/device_catalog.hpp"
 #include "inflect/io/experiment_loader.hpp"
@@ -52,6 +55,22 @@ inline void graph_json(const std::uint8_t* data, std::size_t size) {
   g.validate();  // a parsed graph must be one the engine may run, or be rejected here
 }
 
+/// nccl-tests output in any form parse_nccl_tests reads; the file name names a collective so that
+/// inputs without one reach past the kind rules. Every row's time is asked for too (the helpers'
+/// invariants hold for whatever the parser accepts).
+inline void nccl_tests(const std::uint8_t* data, std::size_t size) {
+  const auto table = calib::parse_nccl_tests(as_text(data, size), "fuzz_all_reduce.txt");
+  for (const auto& row : table.rows) (void)calib::nccl_row_time(row, table.ranks);
+}
+
+inline void gemm_sweep(const std::uint8_t* data, std::size_t size) {
+  (void)calib::parse_gemm_sweep(as_text(data, size), "<fuzz gemm sweep>");
+}
+
+inline void telemetry(const std::uint8_t* data, std::size_t size) {
+  (void)calib::parse_telemetry(as_text(data, size), "<fuzz telemetry>");
+}
+
 using Entry = void (*)(const std::uint8_t*, std::size_t);
 
 /// A fuzz target: its name is its corpus folder (fuzz/corpus/<name>/) and executable (fuzz_<name>).
@@ -60,12 +79,15 @@ struct Target {
   Entry entry;
 };
 
-inline constexpr std::array<Target, 5> kTargets = {{
+inline constexpr std::array<Target, 8> kTargets = {{
     {"experiment_yaml", &experiment_yaml},
     {"topology_yaml", &topology_yaml},
     {"device_yaml", &device_yaml},
     {"model_yaml", &model_yaml},
     {"graph_json", &graph_json},
+    {"nccl_tests", &nccl_tests},
+    {"gemm_sweep", &gemm_sweep},
+    {"telemetry", &telemetry},
 }};
 
 /// Runs one input through `entry`, swallowing the rejections the contract allows. Returns true if
