@@ -253,6 +253,8 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   r.simulator.simulated_ranks = static_cast<int>(graph.simulated_ranks().size());
   r.simulator.stored_ranks = r.simulator.simulated_ranks - static_cast<int>(graph.replicas().size());
   r.simulator.rank_classes = static_cast<int>(res.classes);
+  if (const auto& prof = e.cluster.topology.collectives.profile; !prof.name.empty())
+    r.simulator.profile = prof.file.empty() ? prof.name : prof.name + " (" + prof.file + ")";
   r.simulator.fidelity =
       plan::fidelity_name(static_cast<int>(graph.simulated_ranks().size()) == devices ? plan::Fidelity::full : plan::Fidelity::symmetric);
   if (e.cluster.thermal.any() && options.fidelity == plan::Fidelity::symmetric)

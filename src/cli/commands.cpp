@@ -12,6 +12,7 @@
 #include "inflect/io/chrome_trace.hpp"
 #include "inflect/io/device_catalog.hpp"
 #include "inflect/io/experiment_loader.hpp"
+#include "inflect/io/profile_loader.hpp"
 #include "inflect/io/report_json.hpp"
 #include "inflect/plan/compiler.hpp"
 #include "inflect/workload/graph_json.hpp"
@@ -36,6 +37,7 @@ void make_dir(const std::string& dir) {
 
 int cmd_run(const RunArgs& a) {
   plan::Experiment e = io::load_experiment(a.experiment);
+  if (!a.profile.empty()) io::apply_profile(e.cluster.topology, io::load_profile(a.profile));
   analysis::SimulateOptions so;
   so.fidelity = a.fidelity;
   so.fuse_blocks = !a.unfused;

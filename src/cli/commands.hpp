@@ -1,6 +1,7 @@
 #pragma once
 // The `inflect` subcommands. Each returns the process exit code: 0 success, 2 bad input (any
 // core::Error of kind input or io, printed as "inflect: error: file:line:col: key: message").
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@ struct RunArgs {
   bool no_trace = false;
   bool oneline = false;
   bool ignore_memory = false;
+  std::string profile;  // a calibrated profile (inflect calibrate), empty = none
 };
 
 struct ScanArgs {
@@ -54,7 +56,26 @@ struct CollectiveArgs {
   std::string protocol;
 };
 
+struct CheckCollectivesArgs {
+  std::string file;
+  std::string topology;
+  std::string profile;
+  std::string collective;  // when the file does not say
+  std::optional<int> ranks, nodes;
+};
+
+struct CalibrateArgs {
+  std::string path;  // a results file or a folder of them
+  std::string topology;
+  std::string out;
+  std::string name;  // the profile's name (default: the --out file's stem)
+  std::string collective;
+  std::optional<int> ranks, nodes;
+};
+
 int cmd_run(const RunArgs& a);
+int cmd_check_collectives(const CheckCollectivesArgs& a);
+int cmd_calibrate(const CalibrateArgs& a);
 int cmd_collective(const CollectiveArgs& a);
 int cmd_search(const SearchArgs& a);
 int cmd_scan(const ScanArgs& a);

@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--trace-ranks", run.trace_ranks, "ranks kept in trace.json (default 64)")->check(CLI::PositiveNumber);
   run_cmd->add_flag("--no-trace", run.no_trace, "do not write trace.json");
   run_cmd->add_flag("--oneline", run.oneline, "print a one-line summary instead of the full one");
+  run_cmd->add_option("--profile", run.profile, "a calibrated profile (inflect calibrate): collectives timed as measured on your cluster");
   run_cmd->add_flag("--ignore-memory", run.ignore_memory,
                     "simulate a plan whose memory does not fit (by default it is reported, not simulated)");
 
@@ -92,6 +93,25 @@ int main(int argc, char** argv) {
   export_cmd->add_option("--out", export_out, "output file (default graph.json)");
   add_fidelity_option(export_cmd, export_fidelity, "full or symmetric (default)");
 
+  cli::CheckCollectivesArgs check;
+  auto* check_cmd = app.add_subcommand("check-collectives", "replay every row of a measured nccl-tests / rccl-tests table through the collective model: measured vs simulated time and busbw, and the mean error");
+  check_cmd->add_option("file", check.file, "nccl-tests output (text, -J JSON, or a Markdown table)")->required();
+  check_cmd->add_option("--topology", check.topology, "topology YAML of the cluster it ran on")->required();
+  check_cmd->add_option("--profile", check.profile, "a calibrated profile (inflect calibrate) to check instead of the model");
+  check_cmd->add_option("--collective", check.collective, "the collective, when the file does not say");
+  check_cmd->add_option("--ranks", check.ranks, "ranks that ran it, when the file does not say")->check(CLI::PositiveNumber);
+  check_cmd->add_option("--nodes", check.nodes, "nodes they spanned (default: ranks / devices per node)")->check(CLI::PositiveNumber);
+
+  cli::CalibrateArgs calib_args;
+  auto* calib_cmd = app.add_subcommand("calibrate", "fit the collective model to your nccl-tests results and write a profile (--profile for run and check-collectives)");
+  calib_cmd->add_option("path", calib_args.path, "an nccl-tests result file, or a folder of them")->required();
+  calib_cmd->add_option("--topology", calib_args.topology, "topology YAML of the cluster they ran on")->required();
+  calib_cmd->add_option("--out", calib_args.out, "the profile YAML to write")->required();
+  calib_cmd->add_option("--name", calib_args.name, "the profile's name (default: the --out file's name)");
+  calib_cmd->add_option("--collective", calib_args.collective, "the collective, when a file does not say");
+  calib_cmd->add_option("--ranks", calib_args.ranks, "ranks, when a file does not say")->check(CLI::PositiveNumber);
+  calib_cmd->add_option("--nodes", calib_args.nodes, "nodes they spanned (default: ranks / devices per node)")->check(CLI::PositiveNumber);
+
   cli::CollectiveArgs coll;
   auto* coll_cmd = app.add_subcommand("collective", "one collective's modelled time, algbw and busbw (nccl-tests' definitions), or a sweep as an nccl-tests table");
   coll_cmd->add_option("kind", coll.kind, "all_reduce, reduce_scatter, all_gather, all_to_all or sendrecv")->required();
@@ -131,6 +151,8 @@ int main(int argc, char** argv) {
     if (*export_cmd) return cli::cmd_export(export_file, export_out, export_fidelity);
     if (*bench_cmd) return cli::cmd_bench(quick);
     if (*coll_cmd) return cli::cmd_collective(coll);
+    if (*check_cmd) return cli::cmd_check_collectives(check);
+    if (*calib_cmd) return cli::cmd_calibrate(calib_args);
   } catch (const core::Error& e) {
     std::fprintf(stderr, "inflect: error: %s\n", core::format_error(e).c_str());
     return e.kind() == core::ErrorKind::internal ? 1 : 2;

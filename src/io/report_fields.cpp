@@ -318,6 +318,9 @@ std::vector<ReportField> build_fields() {
                      "present when the fidelity run differs from the one asked for (thermally different devices run "
                      "full)",
                      [](auto& r) -> auto& { return r.simulator.fidelity_note; }));
+  f.push_back(member("simulator.profile", "", K::key_if_not_empty,
+                     "only with `--profile`: the calibrated profile the collectives were timed with (its name and file)",
+                     [](auto& r) -> auto& { return r.simulator.profile; }));
   f.push_back(member("simulator.simulated_ranks", "ranks", K::always, "ranks actually simulated",
                      [](auto& r) -> auto& { return r.simulator.simulated_ranks; }));
   f.push_back(member("simulator.stored_ranks", "ranks", K::always,

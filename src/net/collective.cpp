@@ -128,7 +128,7 @@ std::optional<CollectiveCostModel::Line> priced(const Shape& shape, Protocol pr,
   const bool chained = shape.algorithm != Algorithm::ring && shape.algorithm != Algorithm::direct &&
                        shape.algorithm != Algorithm::pairwise;
   line.pipelined = cost->pipelined && chained;
-  line.fit = topo.spec().collectives.profile.find(op, shape.nodes == 1 ? FabricLevel::intra_node : FabricLevel::inter_node);
+
   if (shape.algorithm == Algorithm::tree) {
     const auto& table = lib.tree_size_correction[static_cast<std::size_t>(pr)];
     if (!table.empty()) line.size_correction = &table;
@@ -214,14 +214,21 @@ double CollectiveCostModel::Line::model_time(double bytes) const {
   return base_s + steps_s + x + fill;
 }
 
-double CollectiveCostModel::Line::time(double bytes) const {
-  if (!fit) return model_time(bytes);
-  const double x = wire_time(bytes);
-  return fit->latency.value() + fit->scale * x + fit->sqrt_coefficient * std::sqrt(x);
+const CollectiveFit* CollectiveCostModel::fit_for(double bytes) const {
+  const CollectiveFit* out = nullptr;
+  for (const CollectiveFit* f : fits)
+    if (f->min_size.value() <= bytes) out = f;
+  return out;
+}
+
+double CollectiveCostModel::fitted(const CollectiveFit& fit, double x) {
+  return fit.latency.value() + fit.scale * x + fit.sqrt_coefficient * std::sqrt(x);
 }
 
 core::Seconds CollectiveCostModel::time(core::Bytes bytes) const {
-  return lines.empty() ? core::Seconds(0) : core::Seconds(best(bytes).time(bytes.value()));
+  if (lines.empty()) return core::Seconds(0);
+  if (const CollectiveFit* fit = fit_for(bytes.value())) return core::Seconds(fitted(*fit, bytes.value() * reference_s_per_byte));
+  return core::Seconds(best(bytes).model_time(bytes.value()));
 }
 
 const CollectiveCostModel::Line& CollectiveCostModel::best(core::Bytes bytes) const {
@@ -239,31 +246,49 @@ core::Seconds estimate_time(const LoweredCollective& c, const Topology& topo) {
   return core::Seconds(t);
 }
 
+namespace {
+
+/// The profile's fit for this group, and the reference wire time per byte it is a function of.
+void attach_fit(CollectiveCostModel& m, CollectiveOp op, std::span<const DeviceId> members, const Topology& topo) {
+  bool one_node = true;
+  for (DeviceId d : members) one_node = one_node && topo.node_of(d) == topo.node_of(members.front());
+  m.fits = topo.spec().collectives.profile.find(op, one_node ? FabricLevel::intra_node : FabricLevel::inter_node);
+  if (!m.fits.empty() && !m.lines.empty()) m.reference_s_per_byte = m.best(core::Bytes(CollectiveCostModel::kReferenceBytes)).s_per_byte;
+}
+
+}  // namespace
+
 LoweredCollective lower_collective(CollectiveOp op, std::span<const DeviceId> members, core::Bytes bytes,
                                    const Topology& topo, const CollectiveTuning& tuning) {
   if (members.size() <= 1) return LoweredCollective{};
   const double n = bytes.value();
   std::vector<Choice> all = choices(op, members, n, topo, tuning);
-  std::vector<CollectiveCostModel::Line> lines;
-  for (const auto& c : all) lines.push_back(c.line);
-  const Choice& pick = all[least(lines, n)];
-  // One pipelined phase: the links carry the wire bytes (payload over the protocol's factor) and
-  // everything but the links' own time is latency, so the uncontended time is the model's.
+  CollectiveCostModel model;
+  for (const auto& c : all) model.lines.push_back(c.line);
+  attach_fit(model, op, members, topo);
+  const Choice& pick = all[least(model.lines, n)];
   const CollectiveLibrary& lib = topo.spec().collectives.library;
-  // A calibrated fit scales the wire time: the links carry scale x the wire bytes, so contention
-  // sees the efficiency the measurement showed.
-  const double factor =
-      lib.cost(pick.shape.algorithm, pick.line.protocol)->bandwidth_factor / (pick.line.fit ? pick.line.fit->scale : 1.0);
+  const double factor = lib.cost(pick.shape.algorithm, pick.line.protocol)->bandwidth_factor;
+  double link_time = 0;
+  for (const auto& [l, b] : pick.shape.payload.link_bytes)
+    link_time = std::max(link_time, b / factor / topo.links()[l].capacity.value());
+  // One pipelined phase: the links carry the wire bytes (payload over the protocol's factor) and
+  // everything but the links' own time is latency, so the uncontended time is the model's. A
+  // calibrated fit sets the links' share instead to its scale x the reference wire time, so that
+  // contention sees the efficiency the measurement showed.
+  double wire_scale = 1;
+  if (const CollectiveFit* fit = model.fit_for(n); fit && link_time > 0) {
+    wire_scale = fit->scale * n * model.reference_s_per_byte / link_time;
+    link_time *= wire_scale;
+  }
   TransferPhase ph;
   ph.link_bytes.reserve(pick.shape.payload.link_bytes.size());
-  double link_time = 0;
   for (const auto& [l, b] : pick.shape.payload.link_bytes) {
-    const double wire = b / factor;
+    const double wire = b / factor * wire_scale;
     ph.link_bytes.push_back({l, wire});
     ph.max_link_bytes = std::max(ph.max_link_bytes, wire);
-    link_time = std::max(link_time, wire / topo.links()[l].capacity.value());
   }
-  ph.latency = core::Seconds(std::max(0.0, pick.line.time(n) - link_time));
+  ph.latency = core::Seconds(std::max(0.0, model.time(bytes).value() - link_time));
   LoweredCollective out;
   out.algorithm = to_string(pick.shape.algorithm);
   out.protocol = to_string(pick.line.protocol);
@@ -279,6 +304,7 @@ CollectiveCostModel collective_cost_model(CollectiveOp op, std::span<const Devic
   if (members.size() <= 1) return m;
   constexpr double kSize = 1 << 20;
   for (const auto& c : choices(op, members, kSize, topo, tuning)) m.lines.push_back(c.line);
+  attach_fit(m, op, members, topo);
   return m;
 }
 

@@ -55,6 +55,7 @@ struct SimulatorStats {
   int rank_classes = 0;  // templates the engine ran the simulated ranks from
   std::string fidelity;  // "full" | "symmetric"
   std::string fidelity_note;  // why the fidelity differs from the one asked for ("" when it does not)
+  std::string profile;        // the calibrated profile the collectives used ("" when none)
 };
 
 /// Power over the (last simulated) step; docs/power.md defines each figure. Clocks are MHz.

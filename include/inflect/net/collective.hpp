@@ -88,16 +88,24 @@ struct CollectiveCostModel {
     double cap_s_per_byte = 0; // a protocol ceiling's time per byte (LL across nodes), 0 = none
     bool pipelined = false;
     const std::vector<double>* size_correction = nullptr;  // tree: NCCL's correction by size
-    const CollectiveFit* fit = nullptr;  // a calibrated profile's fit for this group's level
     /// The library model's wire time x at `bytes` (correction and ceiling included).
     double wire_time(double bytes) const;
     /// The library model's time: what the choice compares.
     double model_time(double bytes) const;
-    /// The time: the calibrated fit's where there is one, else the model's.
-    double time(double bytes) const;
   };
   std::vector<Line> lines;  // empty for a group of one (time 0)
+  /// A calibrated profile's fit for this group's collective and level, or null; and the wire time
+  /// per byte it is a function of: the line the model picks for large messages (kReferenceBytes),
+  /// so that the calibrated time is smooth in the size whatever protocol small messages take.
+  std::vector<const CollectiveFit*> fits;  // by min_size
+  double reference_s_per_byte = 0;
+  /// The fit that holds at `bytes` (the last whose min_size <= bytes), or null.
+  const CollectiveFit* fit_for(double bytes) const;
+  static constexpr double kReferenceBytes = 1024.0 * 1024 * 1024;
+  /// The time: the fit's where there is one, else the model's choice's.
   core::Seconds time(core::Bytes bytes) const;
+  /// A fit's time for `bytes`: latency + scale x + c sqrt(x), x = bytes x reference_s_per_byte.
+  static double fitted(const CollectiveFit& fit, double x);
   /// The line with the least time at `bytes` (lines must not be empty).
   const Line& best(core::Bytes bytes) const;
 };

@@ -13,6 +13,7 @@
 //   fill = 2 sqrt(P x) for a chunk-pipelined protocol (Simple): the pipeline's fill and drain when
 //          the chunk size follows the message (NCCL halves its chunks for smaller messages), the
 //          optimum of (chunks + steps - 1) x (step + chunk time) over the number of chunks.
+#include <algorithm>
 #include <array>
 #include <map>
 #include <optional>
@@ -46,8 +47,9 @@ enum class CollectiveOp : unsigned char { all_reduce, reduce_scatter, all_gather
 enum class FabricLevel : unsigned char { intra_node, inter_node };
 
 /// A collective's time at one level of the fabric as measured on the user's cluster (fitted by
-/// `inflect calibrate` from an nccl-tests sweep): with x the library model's wire time for the
-/// algorithm and protocol it chooses at that size,
+/// `inflect calibrate` from an nccl-tests sweep): with x the size times the wire time per byte of
+/// the algorithm and protocol the library model picks for large messages (its bandwidth on this
+/// group, so a fit made on 2 nodes carries to other groups at the same level through the model),
 ///   time = latency + scale x + sqrt_coefficient sqrt(x)
 /// (a latency, an efficiency, and the pipeline fill's 2 sqrt(P s) as one coefficient). The
 /// model's choice of algorithm and protocol is kept; only its time is replaced. Every
@@ -58,6 +60,10 @@ struct CollectiveFit {
   core::Seconds latency;
   double scale = 1;
   double sqrt_coefficient = 0;  // s^(1/2)
+  /// The fit holds from this size up to the next fit's of the same collective and level: NCCL
+  /// changes protocol with the size (LL, LL128, Simple), so small and large messages are fitted
+  /// apart (inflect calibrate: below and from 1 MiB).
+  core::Bytes min_size;
   std::string source;           // the measurement it was fitted on, its rows and error
 };
 
@@ -67,11 +73,13 @@ struct CollectiveProfile {
   std::string topology;  // the topology's name the fits were made on
   std::vector<CollectiveFit> fits;
   std::string file;
-  /// The fit for `op` at `level`, or null.
-  const CollectiveFit* find(CollectiveOp op, FabricLevel level) const {
+  /// The fits for `op` at `level`, by min_size; empty if none.
+  std::vector<const CollectiveFit*> find(CollectiveOp op, FabricLevel level) const {
+    std::vector<const CollectiveFit*> out;
     for (const auto& f : fits)
-      if (f.op == op && f.level == level) return &f;
-    return nullptr;
+      if (f.op == op && f.level == level) out.push_back(&f);
+    std::sort(out.begin(), out.end(), [](auto* a, auto* b) { return a->min_size.value() < b->min_size.value(); });
+    return out;
   }
 };
 

@@ -1,0 +1,120 @@
+// `inflect check-collectives FILE --topology T [--profile P]`: every row of a measured
+// nccl-tests table against the model (or a calibrated profile), and the mean error.
+// `inflect calibrate PATH --topology T --out P.yaml`: fits the collective model to the tables in
+// PATH (a file or a folder) and writes the profile, with what it changed per file.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "inflect/calib/calibrate.hpp"
+#include "inflect/calib/collective_check.hpp"
+#include "inflect/calib/profile.hpp"
+#include "inflect/core/error.hpp"
+#include "inflect/io/profile_loader.hpp"
+#include "inflect/io/topology_loader.hpp"
+#include "inflect/io/yaml_reader.hpp"
+#include "inflect/net/collective.hpp"
+
+namespace inflect::cli {
+namespace {
+
+std::optional<calib::NcclCollective> kind_arg(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  auto k = calib::parse_nccl_collective(s);
+  if (!k)
+    throw core::Error(core::ErrorKind::input,
+                      fmt::format("unknown collective '{}'; allowed: {}", s, calib::kNcclCollectiveNames));
+  return k;
+}
+
+calib::NcclTable read_table(const std::string& path, const std::string& collective) {
+  return calib::parse_nccl_tests(io::read_text_file(path, "nccl-tests result file"), path, kind_arg(collective));
+}
+
+std::string pct(double v) { return std::isnan(v) ? "-" : fmt::format("{:.1f}%", 100 * v); }
+
+}  // namespace
+
+int cmd_check_collectives(const CheckCollectivesArgs& a) {
+  net::TopologySpec spec = io::load_topology(a.topology);
+  if (!a.profile.empty()) io::apply_profile(spec, io::load_profile(a.profile));
+  const calib::NcclTable table = read_table(a.file, a.collective);
+  const calib::TableGroup group = calib::table_group(table, spec, a.ranks, a.nodes);
+  const calib::TableCheck check = calib::check_table(table, spec, group);
+  std::printf("# %s (%s): %d ranks, %d node%s x %d, on %s%s\n", a.file.c_str(), table.format.c_str(), group.ranks,
+              group.nodes, group.nodes == 1 ? "" : "s", group.per_node, spec.name.c_str(),
+              a.profile.empty() ? " (uncalibrated)" : fmt::format(" with profile {}", a.profile).c_str());
+  std::printf("# %6s  %-14s  %13s  %11s  %11s  %7s  %10s  %10s  %s\n", "line", "collective", "size (B)", "meas (us)",
+              "sim (us)", "error", "meas busbw", "sim busbw", "algorithm");
+  for (const auto& r : check.rows) {
+    const int p = r.op == net::CollectiveOp::send_recv ? 2 : group.ranks;
+    const double f = net::busbw_factor(r.op, p);
+    const double err = (r.simulated.value() - r.measured.value()) / r.measured.value();
+    std::printf("  %6d  %-14s  %13.0f  %11.2f  %11.2f  %+6.1f%%  %10.2f  %10.2f  %s/%s%s\n", r.line, net::to_string(r.op),
+                r.size.value(), r.measured.value() * 1e6, r.simulated.value() * 1e6, 100 * err,
+                r.size.value() / r.measured.value() * f / 1e9, r.size.value() / r.simulated.value() * f / 1e9,
+                r.algorithm.c_str(), r.protocol.c_str(), r.forced ? " (as measured)" : "");
+  }
+  for (const auto& s : check.skipped) std::printf("# skipped %s\n", s.c_str());
+  const calib::TableErrors e = calib::table_errors(check);
+  std::printf("MAPE %s over %d rows (>= 1 MiB)\n", pct(e.large).c_str(), e.large_rows);
+  if (e.small_rows > 0) std::printf("MAPE %s over %d rows (< 1 MiB)\n", pct(e.small).c_str(), e.small_rows);
+  return 0;
+}
+
+int cmd_calibrate(const CalibrateArgs& a) {
+  net::TopologySpec spec = io::load_topology(a.topology);
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  if (fs::is_directory(a.path)) {
+    for (const auto& entry : fs::directory_iterator(a.path)) {
+      const std::string name = entry.path().filename().string();
+      const std::string ext = entry.path().extension().string();
+      if (!entry.is_regular_file() || name.rfind("README", 0) == 0) continue;
+      if (ext == ".txt" || ext == ".json" || ext == ".md" || ext == ".log") files.push_back(entry.path().string());
+    }
+    std::sort(files.begin(), files.end());
+  } else if (fs::is_regular_file(a.path)) {
+    files.push_back(a.path);
+  } else {
+    throw core::Error(core::ErrorKind::io, fmt::format("'{}' is neither a file nor a folder of nccl-tests results", a.path));
+  }
+  if (files.empty())
+    throw core::Error(core::ErrorKind::input, fmt::format("no nccl-tests results (*.txt, *.json, *.md, *.log) in '{}'", a.path));
+
+  std::vector<calib::NcclTable> tables;
+  for (const auto& f : files) tables.push_back(read_table(f, a.collective));
+  const calib::Calibration cal =
+      calib::calibrate(tables, spec, a.name.empty() ? fs::path(a.out).stem().string() : a.name, a.ranks, a.nodes);
+  std::printf("%-64s  %5s  %-11s  %-11s  %-11s  %-11s\n", "file", "rows", "model >=1M", "fitted >=1M", "model <1M",
+              "fitted <1M");
+  for (const auto& t : cal.tables)
+    std::printf("%-64s  %5d  %-11s  %-11s  %-11s  %-11s\n", t.file.c_str(), t.before.large_rows + t.before.small_rows,
+                pct(t.before.large).c_str(), pct(t.after.large).c_str(), pct(t.before.small).c_str(), pct(t.after.small).c_str());
+  const net::CollectiveProfile& profile = cal.profile;
+  const std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  const std::string header = fmt::format(
+      "Fitted by `inflect calibrate {} --topology {}` on {} ({} file(s)).\n"
+      "Per collective, fabric level and size range: time = latency + scale x + sqrt_coefficient sqrt(x), x\n"
+      "the size times the model's wire time per byte for large messages on the group (docs/calibration.md).",
+      a.path, a.topology, date, files.size());
+  std::ofstream out(a.out);
+  if (!out) throw core::Error(core::ErrorKind::io, fmt::format("cannot write '{}'", a.out));
+  out << calib::profile_yaml(profile, header);
+  if (!out) throw core::Error(core::ErrorKind::io, fmt::format("cannot write '{}'", a.out));
+  std::printf("wrote %s (%zu fit%s)\n", a.out.c_str(), profile.fits.size(), profile.fits.size() == 1 ? "" : "s");
+  return 0;
+}
+
+}  // namespace inflect::cli

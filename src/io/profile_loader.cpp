@@ -1,0 +1,70 @@
+#include "inflect/io/profile_loader.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "inflect/core/error.hpp"
+
+namespace inflect::io {
+namespace {
+
+double non_negative(const Node& n, bool positive) {
+  const double v = n.as_double();
+  if (!std::isfinite(v) || v < 0 || (positive && v == 0))
+    n.fail(fmt::format("{} is out of range; allowed: a {} number", v, positive ? "positive" : "non-negative"));
+  return v;
+}
+
+}  // namespace
+
+net::CollectiveProfile parse_profile(const Node& root) {
+  MapReader r(root);
+  for (const char* k : {"profile", "topology", "collectives"}) (void)r.optional(k);
+  r.finish();
+  net::CollectiveProfile p;
+  p.file = root.file();
+  p.name = r.required("profile").as_string();
+  p.topology = r.required("topology").as_string();
+  for (const Node& item : r.required("collectives").items()) {
+    MapReader fr(item);
+    for (const char* k : {"collective", "level", "min_size", "latency", "scale", "sqrt_coefficient", "source"}) (void)fr.optional(k);
+    fr.finish();
+    net::CollectiveFit f;
+    const std::string op =
+        fr.required("collective").as_choice({"all_reduce", "reduce_scatter", "all_gather", "all_to_all", "send_recv"});
+    f.op = op == "all_reduce"       ? net::CollectiveOp::all_reduce
+           : op == "reduce_scatter" ? net::CollectiveOp::reduce_scatter
+           : op == "all_gather"     ? net::CollectiveOp::all_gather
+           : op == "all_to_all"     ? net::CollectiveOp::all_to_all
+                                    : net::CollectiveOp::send_recv;
+    f.level = fr.required("level").as_choice({"intra_node", "inter_node"}) == "intra_node" ? net::FabricLevel::intra_node
+                                                                                         : net::FabricLevel::inter_node;
+    Node lat = fr.required("latency");
+    f.latency = lat.as_duration();
+    if (!(f.latency.value() >= 0 && f.latency.value() < 1)) lat.fail("latency is out of range; allowed: 0 to 1s");
+    f.scale = non_negative(fr.required("scale"), true);
+    f.sqrt_coefficient = non_negative(fr.required("sqrt_coefficient"), false);
+    if (auto ms = fr.optional("min_size")) f.min_size = ms->as_bytes();
+    f.source = fr.required("source").as_string();
+    for (const auto* other : p.find(f.op, f.level))
+      if (other->min_size.value() == f.min_size.value())
+        item.fail(fmt::format("a second fit for {} at {} from {} bytes; give one per collective, level and min_size", op,
+                              f.level == net::FabricLevel::intra_node ? "intra_node" : "inter_node", f.min_size.value()));
+    p.fits.push_back(std::move(f));
+  }
+  return p;
+}
+
+net::CollectiveProfile load_profile(const std::string& path) { return parse_profile(load_yaml_file(path)); }
+
+void apply_profile(net::TopologySpec& spec, const net::CollectiveProfile& profile) {
+  if (profile.topology != spec.name)
+    throw core::Error(core::ErrorKind::input,
+                      fmt::format("profile '{}' ({}) was fitted on topology '{}', not '{}'; calibrate this topology's "
+                                  "measurements, or use its own topology file",
+                                  profile.name, profile.file, profile.topology, spec.name));
+  spec.collectives.profile = profile;
+}
+
+}  // namespace inflect::io
