@@ -203,6 +203,75 @@ TEST_CASE("collective: a 2-node ring runs one rail-aligned channel per NIC") {
   CHECK(estimate_time(c, topo).value() == doctest::Approx(28 * intra + 2 * inter + 1.875 * n / 8 / 40e9).epsilon(kRel));
 }
 
+TEST_CASE("collective: a ring over 2 nodes x 2 GPUs runs 2 channels, one per rail") {
+  // Members {0, 1} on node 0 and {8, 9} on node 1; p = 4, per edge 2(p-1)/p n = 1.5 n over 2
+  // channels (0.75 n each). Channel 0: 0 -> 1, 1 -> 0 (PXN: to the rail-0 device), 0 -> 8 (rail 0),
+  // 8 -> 9, 9 -> 8, 8 -> 0. Channel 1 the same from device 1 on rail 1. So each NIC carries 0.75 n
+  // each way and each NVLink port 1.5 n (0.75 n per channel): NIC-bound at 40 GB/s.
+  // Steps: 2(p-1) = 6, of which 2 across nodes. T = 4 x intra route + 2 x inter route + 0.75 n / 40e9.
+  Topology topo(nvswitch(), 2);
+  CollectiveTuning ring;
+  ring.algorithm = Algorithm::ring;
+  const double n = kGiB;
+  const std::vector<DeviceId> m{0, 1, 8, 9};
+  LoweredCollective c = lower_collective(CollectiveOp::all_reduce, m, Bytes(n), topo, ring);
+  REQUIRE(c.phases.size() == 1);
+  int nics = 0, ports = 0;
+  for (const auto& [l, b] : c.phases[0].link_bytes) {
+    const LinkClass cls = topo.links()[l].cls;
+    if (cls == LinkClass::nic_up || cls == LinkClass::nic_down) {
+      CHECK(b == doctest::Approx(0.75 * n).epsilon(kRel));
+      ++nics;
+    } else if (cls == LinkClass::scale_up) {
+      CHECK(b == doctest::Approx(1.5 * n).epsilon(kRel));
+      ++ports;
+    }
+  }
+  CHECK(nics == 8);   // 4 NICs (rails 0 and 1 of each node), up and down
+  CHECK(ports == 8);  // 4 GPUs, up and down
+  const double intra = topo.route(0, 1).latency.value(), inter = topo.route(0, 8).latency.value();
+  CHECK(estimate_time(c, topo).value() == doctest::Approx(4 * intra + 2 * inter + 0.75 * n / 40e9).epsilon(kRel));
+}
+
+TEST_CASE("collective: NVLS-tree on 2 nodes: NVLS in each node, a tree per rail across") {
+  // 2 nodes x 8 with NVLS at 0.68 of raw (ports at 0.8): each port carries 9/8 n x 0.8/0.68 =
+  // 1.3235 n each way; per rail, the two trees send n/16 up and n/16 down each: n/8 per NIC and
+  // direction, 3.125e-12 n s at 40 GB/s, under the ports' 1.3235 n / 360e9 = 3.676e-12 n s.
+  // Steps: 1 inside (the switch), 2 log2(2) = 2 across. T = intra + 2 inter + 1.3235 n / 360e9.
+  TopologySpec spec = nvswitch();
+  spec.intra.nvls = true;
+  spec.intra.nvls_efficiency = 0.68;
+  Topology topo(spec, 2);
+  CollectiveTuning t;
+  t.algorithm = Algorithm::nvls_tree;
+  const double n = kGiB;
+  LoweredCollective c = lower_collective(CollectiveOp::all_reduce, iota(16), Bytes(n), topo, t);
+  REQUIRE(c.phases.size() == 1);
+  for (const auto& [l, b] : c.phases[0].link_bytes) {
+    const LinkClass cls = topo.links()[l].cls;
+    if (cls == LinkClass::nic_up || cls == LinkClass::nic_down) CHECK(b == doctest::Approx(n / 8).epsilon(kRel));
+    if (cls == LinkClass::scale_up) CHECK(b == doctest::Approx(9.0 / 8 * 0.8 / 0.68 * n).epsilon(kRel));
+  }
+  const double intra = topo.route(0, 1).latency.value(), inter = topo.route(0, 8).latency.value();
+  CHECK(estimate_time(c, topo).value() == doctest::Approx(intra + 2 * inter + 9.0 / 8 * 0.8 / 0.68 * n / 360e9).epsilon(kRel));
+}
+
+TEST_CASE("collective: PAT for all-gather with one GPU per node: log steps instead of p - 1") {
+  // 8 nodes, device 3 of each (rail 3). Both move (p-1)/p S = 7/8 S through each NIC; the ring takes
+  // p - 1 = 7 network steps, PAT log2(8) = 3 (and p = 8 steps of zero cost inside nodes, in the
+  // ideal library). PAT is chosen: T = 3 x inter route + 7/8 S / 40e9.
+  Topology topo(nvswitch(), 8);
+  std::vector<DeviceId> m;
+  for (int node = 0; node < 8; ++node) m.push_back(node * 8 + 3);
+  const double S = 256.0 * 1024 * 1024;
+  LoweredCollective c = lower_collective(CollectiveOp::all_gather, m, Bytes(S), topo);
+  CHECK(std::string(c.algorithm) == "pat");
+  const double inter = topo.route(3, 11).latency.value();
+  CHECK(estimate_time(c, topo).value() == doctest::Approx(3 * inter + 7.0 / 8 * S / 40e9).epsilon(kRel));
+  // All-reduce has no PAT: ring or tree.
+  CHECK(std::string(lower_collective(CollectiveOp::all_reduce, m, Bytes(S), topo).algorithm) != "pat");
+}
+
 TEST_CASE("collective: pairwise all-to-all bytes") {
   // 8 GPUs on one switch: n/8 from every GPU to each of the 7 others, all at once: each port
   // carries 7/8 n each way; one step. T = 0.6 us + 7/8 n / 360e9.
