@@ -167,6 +167,8 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   sim::EngineOptions eo;
   eo.observer = options.observer;
   eo.tuning.software_overhead = e.cluster.topology.collective_overhead;
+  eo.tuning.algorithm = e.cluster.topology.collectives.algorithm;  // the topology's or the experiment's
+  eo.tuning.protocol = e.cluster.topology.collectives.protocol;
   eo.comm_interference = e.cluster.device.comm_interference;
   const hw::PowerModel power(e.cluster.device);
   eo.power.model = &power;

@@ -264,6 +264,14 @@ void read_cluster(const Seen& seen, const std::string& base_dir, plan::Experimen
     e.cluster.power_cap_w = w;
   }
   if (auto in = seen.get("cluster.inlet_c")) e.cluster.inlet_c = read_number(*in, option("cluster.inlet_c"));
+  if (auto a = seen.get("cluster.collective_algorithm")) {
+    const std::string name = a->as_choice(option("cluster.collective_algorithm").allowed);
+    e.cluster.topology.collectives.algorithm = name == "auto" ? std::nullopt : net::parse_algorithm(name);
+  }
+  if (auto p = seen.get("cluster.collective_protocol")) {
+    const std::string name = p->as_choice(option("cluster.collective_protocol").allowed);
+    e.cluster.topology.collectives.protocol = name == "auto" ? std::nullopt : net::parse_protocol(name);
+  }
   if (auto th = seen.get("cluster.thermal")) e.cluster.thermal = read_thermal_variation(*th, e.cluster);
 }
 

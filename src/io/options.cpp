@@ -97,6 +97,14 @@ std::vector<OptionSpec> build() {
                   "the symmetric fidelity runs as full."));
   t.push_back(number("cluster.inlet_c", "degC", D::derived, "the topology's cooling.inlet_c", -50, 100,
                      "Inlet air or coolant temperature of every node (the thermal model's ambient)."));
+  t.push_back(choice("cluster.collective_algorithm",
+                     {"auto", "ring", "tree", "nvls", "nvls_tree", "pat", "direct", "pairwise", "p2p"}, "auto",
+                     "Run every collective with this algorithm (docs/collectives.md), as NCCL_ALGO does; `auto`: "
+                     "the collective library's choice by size and group. Overrides the topology's "
+                     "`collectives.algorithm`; a group the algorithm cannot serve is an input error."));
+  t.push_back(choice("cluster.collective_protocol", {"auto", "ll", "ll128", "simple"}, "auto",
+                     "Run every collective with this protocol; `auto`: the library's choice. Overrides the "
+                     "topology's `collectives.protocol`."));
 
   t.push_back(opt("model", T::map, "", D::none, "",
                   "The transformer: `preset: NAME` (workloads/models/), optionally with fields "

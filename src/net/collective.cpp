@@ -156,10 +156,14 @@ std::vector<Choice> choices(CollectiveOp op, std::span<const DeviceId> m, double
   if (out.empty()) {
     const CollectiveLibrary& lib = topo.spec().collectives.library;
     throw core::Error(core::ErrorKind::input,
-                      fmt::format("no collective algorithm can run {} over {} devices here{}{} (library '{}'); "
-                                  "algorithms: {}; protocols: {}",
-                                  to_string(op), m.size(), only ? fmt::format(" with algorithm {}", to_string(*only)) : "",
+                      fmt::format("no collective algorithm can run {} over {} devices ({} node(s)) here{}{} (library "
+                                  "'{}'){}; algorithms: {}; protocols: {}",
+                                  to_string(op), m.size(), loads::layout_of(m, topo).nodes,
+                                  only ? fmt::format(" with algorithm {}", to_string(*only)) : "",
                                   proto ? fmt::format(" with protocol {}", to_string(*proto)) : "", lib.name,
+                                  only || proto ? "; the choice was forced by cluster.collective_algorithm / "
+                                                  "collective_protocol or the topology's collectives section"
+                                                : "",
                                   algorithm_names(), protocol_names()));
   }
   return out;
