@@ -16,11 +16,15 @@
 #include "inflect/calib/nccl_tests.hpp"
 #include "inflect/calib/telemetry.hpp"
 #include "inflect/core/error.hpp"
+#include "inflect/io/collective_library_loader.hpp"
 #include "inflect/io/device_catalog.hpp"
 #include "inflect/io/experiment_loader.hpp"
 #include "inflect/io/model_loader.hpp"
+#include "inflect/io/profile_loader.hpp"
 #include "inflect/io/topology_loader.hpp"
 #include "inflect/io/yaml_reader.hpp"
+#include "inflect/net/collective.hpp"
+#include "inflect/net/topology.hpp"
 #include "inflect/workload/graph_json.hpp"
 
 namespace inflect::fuzz {
@@ -71,6 +75,29 @@ inline void telemetry(const std::uint8_t* data, std::size_t size) {
   (void)calib::parse_telemetry(as_text(data, size), "<fuzz telemetry>");
 }
 
+/// A calibrated profile (inflect calibrate's output), then applied to a bundled topology's spec and
+/// used to price collectives, so fits with odd values reach the cost formula too.
+inline void profile_yaml(const std::uint8_t* data, std::size_t size) {
+  const net::CollectiveProfile p = io::parse_profile(io::load_yaml_string(as_text(data, size), "<fuzz profile>"));
+  net::TopologySpec spec = io::load_topology(io::project_root() + "/topologies/dgx-h100.yaml");
+  spec.name = p.topology;
+  io::apply_profile(spec, p);
+  const net::Topology topo(spec, 2);
+  const std::vector<net::DeviceId> members = {0, 1, 8, 9};
+  for (double bytes : {8.0, 1e6, 1e9}) (void)net::collective_cost_model(net::CollectiveOp::all_reduce, members, topo).time(core::Bytes(bytes));
+}
+
+/// A collective library file (calibration/collectives/*.yaml's format), then used to price a collective.
+inline void collective_library_yaml(const std::uint8_t* data, std::size_t size) {
+  net::CollectiveLibrary lib =
+      io::parse_collective_library(io::load_yaml_string(as_text(data, size), "<fuzz collective library>"));
+  net::TopologySpec spec = io::load_topology(io::project_root() + "/topologies/dgx-h100.yaml");
+  spec.collectives.library = lib;
+  const net::Topology topo(spec, 2);
+  const std::vector<net::DeviceId> members = {0, 1, 8, 9};
+  for (double bytes : {8.0, 1e6, 1e9}) (void)net::lower_collective(net::CollectiveOp::all_reduce, members, core::Bytes(bytes), topo);
+}
+
 using Entry = void (*)(const std::uint8_t*, std::size_t);
 
 /// A fuzz target: its name is its corpus folder (fuzz/corpus/<name>/) and executable (fuzz_<name>).
@@ -79,7 +106,7 @@ struct Target {
   Entry entry;
 };
 
-inline constexpr std::array<Target, 8> kTargets = {{
+inline constexpr std::array<Target, 10> kTargets = {{
     {"experiment_yaml", &experiment_yaml},
     {"topology_yaml", &topology_yaml},
     {"device_yaml", &device_yaml},
@@ -88,6 +115,8 @@ inline constexpr std::array<Target, 8> kTargets = {{
     {"nccl_tests", &nccl_tests},
     {"gemm_sweep", &gemm_sweep},
     {"telemetry", &telemetry},
+    {"profile_yaml", &profile_yaml},
+    {"collective_library_yaml", &collective_library_yaml},
 }};
 
 /// Runs one input through `entry`, swallowing the rejections the contract allows. Returns true if

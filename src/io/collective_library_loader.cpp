@@ -26,8 +26,9 @@ net::ProtocolCost parse_cost(const Node& node) {
   c.inter_step = read_latency(r.required("inter_step"));
   Node f = r.required("bandwidth_factor");
   c.bandwidth_factor = f.as_double();
-  if (!(c.bandwidth_factor > 0 && c.bandwidth_factor <= 1))
-    f.fail(fmt::format("{} is out of range; allowed: a fraction in (0, 1] (payload bytes per wire byte)", c.bandwidth_factor));
+  // NCCL's smallest is RCCL's LL on a mesh, 0.08; below 1% a figure is a typo.
+  if (!(c.bandwidth_factor >= 0.01 && c.bandwidth_factor <= 1))
+    f.fail(fmt::format("{} is out of range; allowed: 0.01 to 1 (payload bytes per wire byte)", c.bandwidth_factor));
   c.pipelined = r.required("pipelined").as_bool();
   return c;
 }

@@ -9,10 +9,10 @@
 namespace inflect::io {
 namespace {
 
-double non_negative(const Node& n, bool positive) {
+double in_range(const Node& n, double lo, double hi, bool lo_open) {
   const double v = n.as_double();
-  if (!std::isfinite(v) || v < 0 || (positive && v == 0))
-    n.fail(fmt::format("{} is out of range; allowed: a {} number", v, positive ? "positive" : "non-negative"));
+  if (!std::isfinite(v) || v < lo || (lo_open && v == lo) || v > hi)
+    n.fail(fmt::format("{} is out of range; allowed: {}{}, {}]", v, lo_open ? "(" : "[", lo, hi));
   return v;
 }
 
@@ -43,8 +43,9 @@ net::CollectiveProfile parse_profile(const Node& root) {
     Node lat = fr.required("latency");
     f.latency = lat.as_duration();
     if (!(f.latency.value() >= 0 && f.latency.value() < 1)) lat.fail("latency is out of range; allowed: 0 to 1s");
-    f.scale = non_negative(fr.required("scale"), true);
-    f.sqrt_coefficient = non_negative(fr.required("sqrt_coefficient"), false);
+    // A fit's scale is the measured wire time over the model's: far from 1 it is another cluster.
+    f.scale = in_range(fr.required("scale"), 1e-3, 1e3, true);
+    f.sqrt_coefficient = in_range(fr.required("sqrt_coefficient"), 0, 1, false);
     if (auto ms = fr.optional("min_size")) f.min_size = ms->as_bytes();
     f.source = fr.required("source").as_string();
     for (const auto* other : p.find(f.op, f.level))

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "inflect/core/error.hpp"
+#include "inflect/io/profile_loader.hpp"
 #include "inflect/io/topology_loader.hpp"
 #include "inflect/io/yaml_reader.hpp"
 #include "inflect/net/topology.hpp"
@@ -249,4 +250,49 @@ TEST_CASE("topology collectives section: library, algorithm and protocol overrid
   std::string nvls = valid_doc();
   nvls.replace(nvls.find("  efficiency: 0.8\nscale_out"), 17, "  efficiency: 0.8\n  nvls: true\n");
   CHECK(parse_error(nvls).message().find("nvls: true needs nvls_efficiency") != std::string::npos);
+}
+
+TEST_CASE("calibrated profiles: read back, bounded, and only for the topology they were fitted on") {
+  using inflect::io::apply_profile;
+  using inflect::io::parse_profile;
+  const std::string ok =
+      "profile: p\ntopology: t\ncollectives:\n"
+      "  - {collective: all_reduce, level: inter_node, min_size: 1MiB, latency: 30us, scale: 0.95, "
+      "sqrt_coefficient: 0.006, source: s}\n";
+  const auto p = parse_profile(load_yaml_string(ok, "p.yaml"));
+  REQUIRE(p.fits.size() == 1);
+  CHECK(p.fits[0].min_size.value() == 1048576);
+  CHECK(p.fits[0].latency.value() == doctest::Approx(30e-6).epsilon(kRel));
+  auto spec = parse_topology(load_yaml_string(valid_doc(), "t.yaml"));
+  apply_profile(spec, p);  // fitted on "t"
+  CHECK(spec.collectives.profile.fits.size() == 1);
+  auto other = spec;
+  other.name = "dgx-a100";
+  try {
+    apply_profile(other, p);
+    FAIL("a profile of another topology was accepted");
+  } catch (const Error& e) {
+    CHECK(std::string(e.message()).find("was fitted on topology 't', not 'dgx-a100'") != std::string::npos);
+  }
+  auto bad = [&](const std::string& from, const std::string& to) {
+    std::string text = ok;
+    text.replace(text.find(from), from.size(), to);
+    try {
+      parse_profile(load_yaml_string(text, "p.yaml"));
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::input);
+      CHECK(e.where().line > 0);
+      return std::string(e.message());
+    }
+    FAIL("accepted: " << to);
+    return std::string();
+  };
+  CHECK(bad("scale: 0.95", "scale: 0").find("out of range") != std::string::npos);
+  CHECK(bad("scale: 0.95", "scale: 1e6").find("out of range") != std::string::npos);
+  CHECK(bad("sqrt_coefficient: 0.006", "sqrt_coefficient: -1").find("out of range") != std::string::npos);
+  CHECK(bad("level: inter_node", "level: rack").find("not allowed") != std::string::npos);
+  CHECK(bad("latency: 30us", "latency: 3s").find("out of range") != std::string::npos);
+  CHECK(bad("source: s}", "source: s, sclae: 1}").find("unknown key 'sclae'") != std::string::npos);
+  // Two fits for the same collective, level and size range.
+  CHECK_THROWS_AS(parse_profile(load_yaml_string(ok + ok.substr(ok.find("  - ")), "p.yaml")), Error);
 }
