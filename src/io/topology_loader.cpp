@@ -118,7 +118,7 @@ net::IntraNodeFabric parse_intra(const Node& node, int devices, FigureKeys& figu
 net::ScaleOutFabric parse_scale_out(const Node& node, int devices, FigureKeys& figures) {
   MapReader r(node);
   declare(r, {"technology", "nics_per_node", "nic_bandwidth", "nic_latency", "switch_latency", "nodes_per_leaf",
-              "oversubscription", "rail_optimized", "efficiency"});
+              "oversubscription", "rail_optimized", "efficiency", "in_network_reduction"});
   net::ScaleOutFabric s;
   s.technology = r.required("technology").as_string();
   s.nics_per_node = static_cast<int>(r.required("nics_per_node").as_int(1, devices));
@@ -138,6 +138,7 @@ net::ScaleOutFabric parse_scale_out(const Node& node, int devices, FigureKeys& f
     figures.add("scale_out.oversubscription");
   }
   if (auto o = r.optional("rail_optimized")) s.rail_optimized = o->as_bool();
+  if (auto o = r.optional("in_network_reduction")) s.in_network_reduction = o->as_bool();
   s.efficiency = read_fraction(r.required("efficiency"));
   figures.add("scale_out.efficiency");
   return s;

@@ -88,6 +88,13 @@ std::vector<Shape> shapes(CollectiveOp op, std::span<const DeviceId> m, double n
       loads::nvls(b, l, n, nvls_scale);
       loads::rail_trees(b, l, n / l.per_node);
     });
+  // CollNet Direct: a direct reduce-scatter to each rail's device inside the node, the switch tree
+  // reduces across nodes, a direct all-gather back (one pipelined phase).
+  if (ar && topo.spec().scale_out.in_network_reduction && l.nodes > 1 && l.uniform && want(Algorithm::collnet))
+    add(Algorithm::collnet, l.per_node > 1 ? 2 : 0, 1, [&](loads::PhaseBuilder& b) {
+      for (const auto& node : l.by_node) loads::direct(b, node, 2 * n / static_cast<double>(node.size()));
+      loads::in_network(b, l, n / l.per_node, topo);
+    });
   if (rs_ag && l.nodes > 1 && l.uniform && l.per_node == 1 && want(Algorithm::pat))
     add(Algorithm::pat, p, log_nodes, [&](loads::PhaseBuilder& b) { loads::ring(b, l, m, (pp - 1) / pp * n, topo); });
   if ((ar || rs_ag) && l.nodes == 1 && intra.kind == IntraFabricKind::mesh && want(Algorithm::direct))

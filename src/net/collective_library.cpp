@@ -5,8 +5,8 @@
 namespace inflect::net {
 namespace {
 
-constexpr std::array<const char*, kAlgorithms> kAlgorithmNames = {"ring", "tree", "nvls", "nvls_tree",
-                                                                 "pat",  "direct", "pairwise", "p2p"};
+constexpr std::array<const char*, kAlgorithms> kAlgorithmNames = {"ring",   "tree",   "nvls",     "nvls_tree", "pat",
+                                                                 "collnet", "direct", "pairwise", "p2p"};
 constexpr std::array<const char*, kProtocols> kProtocolNames = {"ll", "ll128", "simple"};
 
 std::string joined(const auto& names) {

@@ -39,6 +39,14 @@ void PhaseBuilder::add_route(DeviceId a, DeviceId b, double bytes) {
   lat = std::max(lat, p.latency.value());
 }
 
+void PhaseBuilder::add_link(LinkId l, double bytes, double latency) {
+  if (bytes <= 0) return;
+  Scratch& s = scratch();
+  if (s.bytes[l] == 0) s.touched.push_back(l);
+  s.bytes[l] += bytes;
+  inter_latency_ = std::max(inter_latency_, latency);
+}
+
 TransferPhase PhaseBuilder::finish(double wire_factor) {
   Scratch& s = scratch();
   std::sort(s.touched.begin(), s.touched.end());
@@ -168,6 +176,27 @@ void rail_trees(PhaseBuilder& b, const Layout& l, double per_rail) {
       b.add_route(at(child), at(parent), per_rail / 2);
       b.add_route(at(parent), at(child), per_rail / 2);
     });
+  }
+}
+
+void in_network(PhaseBuilder& b, const Layout& l, double per_rail, const Topology& topo) {
+  const ScaleOutFabric& so = topo.spec().scale_out;
+  // A message into the switch and back: the NIC path and one switch, each way.
+  const double hop = so.nic_latency.value() + so.switch_latency.value();
+  for (int j = 0; j < l.per_node; ++j) {
+    std::vector<int> leaves;
+    for (const auto& node : l.by_node) {
+      const int nic = topo.nic_of(node[static_cast<std::size_t>(j)]);
+      b.add_link(topo.nic_tx(nic), per_rail, hop);
+      b.add_link(topo.nic_rx(nic), per_rail, hop);
+      const int leaf = topo.leaf_of_nic(nic);
+      if (std::find(leaves.begin(), leaves.end(), leaf) == leaves.end()) leaves.push_back(leaf);
+    }
+    if (leaves.size() > 1)
+      for (int leaf : leaves) {
+        b.add_link(topo.leaf_up(leaf), per_rail, hop + so.switch_latency.value());
+        b.add_link(topo.leaf_down(leaf), per_rail, hop + so.switch_latency.value());
+      }
   }
 }
 

@@ -20,6 +20,8 @@ class PhaseBuilder {
   PhaseBuilder(const PhaseBuilder&) = delete;
   PhaseBuilder& operator=(const PhaseBuilder&) = delete;
   void add_route(DeviceId a, DeviceId b, double bytes);
+  /// Bytes on one link, for traffic that ends in a switch; `latency` is that hop's.
+  void add_link(LinkId l, double bytes, double latency);
   double intra_route_latency() const { return intra_latency_; }
   double inter_route_latency() const { return inter_latency_; }
   /// The phase, every link's bytes divided by `wire_factor` (payload per wire byte); resets.
@@ -52,6 +54,10 @@ void tree(PhaseBuilder& b, const Layout& l, double n);
 void nvls(PhaseBuilder& b, const Layout& l, double n, double scale);
 /// Per rail, double binary trees across nodes between that rail's members, on `per_rail` bytes.
 void rail_trees(PhaseBuilder& b, const Layout& l, double per_rail);
+/// In-network reduction across nodes: per rail, each node's member sends `per_rail` bytes to its
+/// leaf and receives the result; each leaf group with members sends one aggregate up to the core
+/// and receives one back when the group spans several leaves.
+void in_network(PhaseBuilder& b, const Layout& l, double per_rail, const Topology& topo);
 /// Every ordered pair of members exchanges `per_pair` bytes directly.
 void direct(PhaseBuilder& b, std::span<const DeviceId> members, double per_pair);
 

@@ -637,3 +637,43 @@ TEST_CASE("collective property: more NIC or NVLink bandwidth never slows a colle
   }
   CHECK(checked > 100);
 }
+
+TEST_CASE("collective: CollNet (SHARP) reduces in the switches: n/k each way per NIC, one aggregate per leaf") {
+  // 2 nodes x 8 under one leaf per rail, the fabric declaring in-network reduction. Inside each
+  // node a direct reduce-scatter and all-gather: each GPU sends 2n/8 to each of its 7 peers, 1.75 n
+  // per port; across, each rail's NIC sends its n/8 share to the switch and gets the sum back: n/8
+  // each way, no leaf uplink (one leaf). At 360 GB/s ports and 40 GB/s NICs: NVLink-bound,
+  // 1.75 n / 360e9 = 4.86e-12 n vs 3.125e-12 n. Steps: 2 inside (scatter, gather) + 1 into the
+  // switch and back (NIC + switch latency, each way).
+  TopologySpec spec = nvswitch();
+  spec.scale_out.in_network_reduction = true;
+  Topology topo(spec, 2);
+  CollectiveTuning t;
+  t.algorithm = Algorithm::collnet;
+  const double n = kGiB;
+  LoweredCollective c = lower_collective(CollectiveOp::all_reduce, iota(16), Bytes(n), topo, t);
+  REQUIRE(c.phases.size() == 1);
+  int nics = 0;
+  for (const auto& [l, b] : c.phases[0].link_bytes) {
+    const LinkClass cls = topo.links()[l].cls;
+    CHECK(cls != LinkClass::leaf_up);
+    if (cls == LinkClass::nic_up || cls == LinkClass::nic_down) {
+      CHECK(b == doctest::Approx(n / 8).epsilon(kRel));
+      ++nics;
+    }
+    if (cls == LinkClass::scale_up) CHECK(b == doctest::Approx(1.75 * n).epsilon(kRel));
+  }
+  CHECK(nics == 32);
+  const double intra = topo.route(0, 1).latency.value();
+  const double hop = 0.6e-6 + 0.33e-6;  // NIC and one switch
+  CHECK(estimate_time(c, topo).value() == doctest::Approx(2 * intra + hop + 1.75 * n / 360e9).epsilon(kRel));
+  // Groups across leaves send one aggregate per leaf up to the core: 64 nodes x 1 on rail 0, two
+  // leaves of 32: each leaf's uplink carries n once each way, not 32 n.
+  Topology wide(spec, 64);
+  LoweredCollective w = lower_collective(CollectiveOp::all_reduce, iota(64, 8), Bytes(n), wide, t);
+  for (const auto& [l, b] : w.phases[0].link_bytes)
+    if (wide.links()[l].cls == LinkClass::leaf_up) CHECK(b == doctest::Approx(n).epsilon(kRel));
+  // Without in-network reduction, CollNet does not apply.
+  Topology plain(nvswitch(), 2);
+  CHECK_THROWS_AS(lower_collective(CollectiveOp::all_reduce, iota(16), Bytes(n), plain, t), Error);
+}

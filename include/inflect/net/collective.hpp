@@ -14,6 +14,8 @@
 //             efficiency.
 //   nvls_tree nvls inside each node, then per rail a double binary tree across nodes on n/k.
 //   pat       all-gather / reduce-scatter with one device per node: (p-1)/p S per device, log steps.
+//   collnet   in-network reduction (SHARP, where the fabric declares it): a direct exchange inside
+//             nodes, n/k into the switch and back per NIC, one aggregate per leaf to the core.
 //   direct    a full mesh: every member sends its 1/p share to every other over their own link
 //             (twice for all-reduce: reduce-scatter then all-gather, pipelined).
 //   pairwise  all-to-all: n/p from every rank to every other at once (incast on the receiving NICs).

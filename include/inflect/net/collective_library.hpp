@@ -32,11 +32,12 @@ enum class Algorithm : unsigned char {
   nvls,       // NVLink SHARP: the reduction in the NVSwitch (all-reduce, one node)
   nvls_tree,  // NVLS inside each node, trees across nodes between same-rail devices (all-reduce)
   pat,        // parallel aggregated trees (all-gather, reduce-scatter; one device per node)
+  collnet,    // CollNet Direct: in-network reduction across nodes (SHARP), direct exchange inside
   direct,     // every member to every other over its own link (a full mesh: RCCL on xGMI)
   pairwise,   // all-to-all: every pair at once
   p2p,        // send/recv
 };
-inline constexpr int kAlgorithms = 8;
+inline constexpr int kAlgorithms = 9;
 
 enum class Protocol : unsigned char { ll, ll128, simple };
 inline constexpr int kProtocols = 3;

@@ -81,6 +81,12 @@ class Topology {
   int leaf_of_nic(int nic) const;
   /// Number of leaf groups (each with one up and one down link to the core).
   int leaf_groups() const { return leaf_groups_; }
+  /// The scale-out link ids of a global NIC (TX toward its leaf, RX from it) and of a leaf group
+  /// (up to the core, down from it): for traffic that ends in a switch (in-network reduction).
+  LinkId nic_tx(int nic) const { return nic_base_ + 2 * static_cast<LinkId>(nic); }
+  LinkId nic_rx(int nic) const { return nic_base_ + 2 * static_cast<LinkId>(nic) + 1; }
+  LinkId leaf_up(int leaf) const { return leaf_base_ + 2 * static_cast<LinkId>(leaf); }
+  LinkId leaf_down(int leaf) const { return leaf_base_ + 2 * static_cast<LinkId>(leaf) + 1; }
   /// Scale-out switches crossed from a to b: 0 within a node, 1 under one leaf, 3 via the core.
   int switches_crossed(DeviceId a, DeviceId b) const;
   /// Human-readable endpoints from the graph, e.g. "n1.gpu3->n1.switch" or "leaf2->core".

@@ -46,6 +46,8 @@ struct ScaleOutFabric {
   double oversubscription = 1.0;   // leaf down-bandwidth / up-bandwidth (1 = full bisection)
   bool rail_optimized = true;      // NIC i of every node on leaf i of its group
   double efficiency = 1.0;         // achieved fraction of line rate (protocol overhead)
+  /// The switches reduce (InfiniBand SHARP): NCCL's CollNet algorithm runs across nodes.
+  bool in_network_reduction = false;
 };
 
 /// How the nodes are cooled: the thermal model's ambient and which device resistance applies.
