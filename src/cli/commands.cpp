@@ -35,8 +35,14 @@ void make_dir(const std::string& dir) {
 
 }  // namespace
 
+io::DeviceCatalog load_catalog(const std::vector<std::string>& dirs) {
+  io::DeviceCatalog catalog;
+  for (const auto& d : dirs) catalog.add_dir(d);
+  return catalog;
+}
+
 int cmd_run(const RunArgs& a) {
-  plan::Experiment e = io::load_experiment(a.experiment);
+  plan::Experiment e = io::load_experiment(a.experiment, load_catalog(a.catalog_dirs));
   if (!a.profile.empty()) io::apply_profile(e.cluster.topology, io::load_profile(a.profile));
   analysis::SimulateOptions so;
   so.fidelity = a.fidelity;
@@ -81,8 +87,8 @@ int cmd_run(const RunArgs& a) {
   return 0;
 }
 
-int cmd_validate(const std::string& experiment) {
-  plan::Experiment e = io::load_experiment(experiment);
+int cmd_validate(const std::string& experiment, const std::vector<std::string>& catalog_dirs) {
+  plan::Experiment e = io::load_experiment(experiment, load_catalog(catalog_dirs));
   std::string what;
   if (e.workload.model) {
     plan::check_plan(e);
@@ -97,13 +103,14 @@ int cmd_validate(const std::string& experiment) {
   return 0;
 }
 
-int cmd_devices() {
-  std::fputs(io::format_device_table(io::device_catalog()).c_str(), stdout);
+int cmd_devices(const std::vector<std::string>& catalog_dirs) {
+  std::fputs(io::format_device_table(load_catalog(catalog_dirs).all()).c_str(), stdout);
   return 0;
 }
 
-int cmd_export(const std::string& experiment, const std::string& out, plan::Fidelity fidelity) {
-  plan::Experiment e = io::load_experiment(experiment);
+int cmd_export(const std::string& experiment, const std::string& out, plan::Fidelity fidelity,
+               const std::vector<std::string>& catalog_dirs) {
+  plan::Experiment e = io::load_experiment(experiment, load_catalog(catalog_dirs));
   analysis::SimulateOptions so;
   so.fidelity = fidelity;
   workload::ExecutionGraph g = analysis::build_graph(e, so);

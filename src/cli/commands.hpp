@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "inflect/io/device_catalog.hpp"
 #include "inflect/plan/fidelity.hpp"
 
 namespace inflect::cli {
@@ -21,6 +22,7 @@ struct RunArgs {
   bool oneline = false;
   bool ignore_memory = false;
   std::string profile;  // a calibrated profile (inflect calibrate), empty = none
+  std::vector<std::string> catalog_dirs;  // --catalog: folders of the user's device files
 };
 
 struct ScanArgs {
@@ -31,6 +33,7 @@ struct ScanArgs {
   std::string shard;  // "i/N", empty = the whole scan
   plan::Fidelity fidelity = plan::Fidelity::symmetric;
   bool quiet = false;
+  std::vector<std::string> catalog_dirs;
 };
 
 struct SearchArgs {
@@ -42,6 +45,7 @@ struct SearchArgs {
   std::string out_dir;     // empty = write nothing
   bool json = false;
   int nodes = 0;           // > 0: overrides cluster.nodes
+  std::vector<std::string> catalog_dirs;
 };
 
 struct CollectiveArgs {
@@ -81,9 +85,12 @@ int cmd_search(const SearchArgs& a);
 int cmd_scan(const ScanArgs& a);
 int cmd_report(const std::string& dir);
 int cmd_merge(const std::vector<std::string>& dirs, const std::string& out_dir);
-int cmd_validate(const std::string& experiment);
-int cmd_devices();
-int cmd_export(const std::string& experiment, const std::string& out, plan::Fidelity fidelity);
+int cmd_validate(const std::string& experiment, const std::vector<std::string>& catalog_dirs);
+int cmd_devices(const std::vector<std::string>& catalog_dirs);
+int cmd_export(const std::string& experiment, const std::string& out, plan::Fidelity fidelity,
+               const std::vector<std::string>& catalog_dirs);
+/// The embedded catalog plus every `--catalog` folder's devices, read before any experiment.
+io::DeviceCatalog load_catalog(const std::vector<std::string>& dirs);
 int cmd_bench(bool quick);
 
 }  // namespace inflect::cli

@@ -25,6 +25,13 @@ void add_fidelity_option(CLI::App* cmd, inflect::plan::Fidelity& into, const std
       help);
 }
 
+// --catalog DIR (repeatable): the user's own device files, added to the embedded catalog.
+void add_catalog_option(CLI::App* cmd, std::vector<std::string>& into) {
+  cmd->add_option("--catalog", into,
+                  "a folder of device YAML files (docs/devices.md) added to the catalog for this run; repeatable")
+      ->type_name("DIR");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -46,6 +53,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--profile", run.profile, "a calibrated profile (inflect calibrate): collectives timed as measured on your cluster");
   run_cmd->add_flag("--ignore-memory", run.ignore_memory,
                     "simulate a plan whose memory does not fit (by default it is reported, not simulated)");
+  add_catalog_option(run_cmd, run.catalog_dirs);
 
   cli::ScanArgs scan;
   auto* scan_cmd = app.add_subcommand("scan", "run a what-if scan (sweep axes, plan families): results, findings, report.html");
@@ -57,6 +65,7 @@ int main(int argc, char** argv) {
   scan_cmd->add_option("--shard", scan.shard, "run only the i-th of N disjoint parts (i/N, 1 <= i <= N); join with merge");
   add_fidelity_option(scan_cmd, scan.fidelity, "full or symmetric (default)");
   scan_cmd->add_flag("--quiet,-q", scan.quiet, "no progress output");
+  add_catalog_option(scan_cmd, scan.catalog_dirs);
 
   cli::SearchArgs search;
   auto* search_cmd = app.add_subcommand("search", "find the best plans: enumerate, prune by memory, estimate, simulate the top K");
@@ -69,6 +78,7 @@ int main(int argc, char** argv) {
   search_cmd->add_flag("--json", search.json, "print search.json on stdout and nothing else");
   search_cmd->add_option("--nodes", search.nodes, "search for this many nodes instead of the file's cluster.nodes")
       ->check(CLI::Range(1, 1 << 20));
+  add_catalog_option(search_cmd, search.catalog_dirs);
 
   std::string report_dir;
   auto* report_cmd = app.add_subcommand("report", "re-render report.md and report.html of a scan from its saved results");
@@ -80,11 +90,15 @@ int main(int argc, char** argv) {
   merge_cmd->add_option("dirs", merge_dirs, "the shards' output directories")->required();
   merge_cmd->add_option("--out", merge_out, "directory for the joined results (default out/scan)");
 
+  // --catalog for the commands that take no Args struct (only one subcommand runs).
+  std::vector<std::string> catalog_dirs;
   std::string validate_file;
   auto* validate_cmd = app.add_subcommand("validate", "check an experiment file; simulates nothing");
   validate_cmd->add_option("experiment", validate_file, "experiment YAML")->required();
+  add_catalog_option(validate_cmd, catalog_dirs);
 
-  auto* devices_cmd = app.add_subcommand("devices", "print the device catalog");
+  auto* devices_cmd = app.add_subcommand("devices", "print the device catalog (with --catalog: and your devices)");
+  add_catalog_option(devices_cmd, catalog_dirs);
 
   std::string export_file, export_out = "graph.json";
   plan::Fidelity export_fidelity = plan::Fidelity::symmetric;
@@ -92,6 +106,7 @@ int main(int argc, char** argv) {
   export_cmd->add_option("experiment", export_file, "experiment YAML")->required();
   export_cmd->add_option("--out", export_out, "output file (default graph.json)");
   add_fidelity_option(export_cmd, export_fidelity, "full or symmetric (default)");
+  add_catalog_option(export_cmd, catalog_dirs);
 
   cli::CheckCollectivesArgs check;
   auto* check_cmd = app.add_subcommand("check-collectives", "replay every row of a measured nccl-tests / rccl-tests table through the collective model: measured vs simulated time and busbw, and the mean error");
@@ -146,9 +161,9 @@ int main(int argc, char** argv) {
     }
     if (*report_cmd) return cli::cmd_report(report_dir);
     if (*merge_cmd) return cli::cmd_merge(merge_dirs, merge_out);
-    if (*validate_cmd) return cli::cmd_validate(validate_file);
-    if (*devices_cmd) return cli::cmd_devices();
-    if (*export_cmd) return cli::cmd_export(export_file, export_out, export_fidelity);
+    if (*validate_cmd) return cli::cmd_validate(validate_file, catalog_dirs);
+    if (*devices_cmd) return cli::cmd_devices(catalog_dirs);
+    if (*export_cmd) return cli::cmd_export(export_file, export_out, export_fidelity, catalog_dirs);
     if (*bench_cmd) return cli::cmd_bench(quick);
     if (*coll_cmd) return cli::cmd_collective(coll);
     if (*check_cmd) return cli::cmd_check_collectives(check);

@@ -73,7 +73,8 @@ void print_outcome_counts(const std::vector<scan::ScanRow>& rows) {
 namespace {
 
 int scan_on_rank(const ScanArgs& a, const MpiScope& mpi) {
-  const auto spec = scan::load_scan(a.file);
+  auto spec = scan::load_scan(a.file);
+  spec.catalog = load_catalog(a.catalog_dirs);
   scan::ScanOptions o;
   o.peers = mpi.peers();
   o.jobs = a.jobs;

@@ -14,7 +14,7 @@
 namespace inflect::cli {
 
 int cmd_search(const SearchArgs& a) {
-  auto spec = search::load_search(a.file);
+  auto spec = search::load_search(a.file, load_catalog(a.catalog_dirs));
   if (a.nodes > 0) search::set_nodes(spec, a.nodes);
   search::SearchOptions o;
   o.top = a.top_given ? a.top : spec.top;

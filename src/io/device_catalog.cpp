@@ -440,23 +440,8 @@ const std::vector<hw::DeviceSpec>& device_catalog() {
 }
 
 const hw::DeviceSpec& find_device(const std::string& name) {
-  const auto& all = device_catalog();
-  std::vector<std::string> names;
-  for (const auto& d : all) {
-    if (d.name == name) return d;
-    names.push_back(d.name);
-  }
-  // Edit distance misses the common short form ("h100" for "h100-sxm"), so a prefix match counts too.
-  std::string hint = core::closest_match(name, names);
-  if (hint.empty() && !name.empty())
-    for (const auto& n : names)
-      if (n.rfind(name, 0) == 0) {
-        hint = n;
-        break;
-      }
-  throw core::Error(core::ErrorKind::input,
-                    fmt::format("unknown device '{}'{}; known: {}", name,
-                                hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint), core::join(names)));
+  // The embedded catalog alone; its devices are static, so the reference outlives the temporary.
+  return DeviceCatalog().find(name);
 }
 
 std::string format_device_table(const std::vector<hw::DeviceSpec>& devices) {

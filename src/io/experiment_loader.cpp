@@ -237,7 +237,7 @@ plan::ThermalVariation read_thermal_variation(const Node& node, const plan::Clus
   return v;
 }
 
-void read_cluster(const Seen& seen, const std::string& base_dir, plan::Experiment& e) {
+void read_cluster(const Seen& seen, const std::string& base_dir, const DeviceCatalog& catalog, plan::Experiment& e) {
   Node topo_node = seen.require("cluster.topology");
   std::string topo_path = resolve(topo_node, base_dir, "topology");
   e.cluster.topology = load_topology(topo_path);
@@ -247,14 +247,24 @@ void read_cluster(const Seen& seen, const std::string& base_dir, plan::Experimen
                                topo.devices_per_node));
   e.cluster.nodes = static_cast<int>(read_int(seen.value("cluster.nodes"), option("cluster.nodes")));
 
+  // The cluster's device: cluster.device_file's, else cluster.device's, else the topology's (which
+  // may name the device file's device, or one added with --catalog).
+  std::optional<hw::DeviceSpec> from_file;
+  if (auto file = seen.get("cluster.device_file"))
+    from_file = load_device_file(resolve(*file, base_dir, "device"), catalog);
   if (auto dev = seen.get("cluster.device")) {
     std::string name = dev->as_string();
-    e.cluster.device = located(*dev, [&] { return find_device(name); });
-  } else {
+    if (from_file && name != from_file->name)
+      dev->fail(fmt::format("'{}' is not the device of cluster.device_file ({}: '{}'); give one of them, or the same "
+                            "name in both",
+                            name, from_file->file, from_file->name));
+    if (!from_file) e.cluster.device = located(*dev, [&] { return catalog.find(name); });
+  } else if (!from_file) {
     if (topo.device.empty())
-      topo_node.fail(fmt::format("topology '{}' names no device; set cluster.device", topo.name));
-    e.cluster.device = located(topo_node, [&] { return find_device(topo.device); });
+      topo_node.fail(fmt::format("topology '{}' names no device; set cluster.device or cluster.device_file", topo.name));
+    e.cluster.device = located(topo_node, [&] { return catalog.find(topo.device); });
   }
+  if (from_file) e.cluster.device = std::move(*from_file);
   if (auto cap = seen.get("cluster.power_cap_w")) {
     const double w = read_number(*cap, option("cluster.power_cap_w"));
     const auto& d = e.cluster.device;
@@ -494,7 +504,8 @@ void check_precision(const Seen& seen, const plan::Experiment& e) {
 
 }  // namespace
 
-plan::Experiment parse_experiment(const Node& root, const std::string& base_dir, bool check_plan_keys) {
+plan::Experiment parse_experiment(const Node& root, const std::string& base_dir, bool check_plan_keys,
+                                  const DeviceCatalog& catalog) {
   // An empty document has no position of its own; line 1 is where the user must start typing.
   if (root.is_null())
     throw Error(ErrorKind::input, "empty document: expected a map of keys (cluster, model, training, parallel)",
@@ -515,7 +526,7 @@ plan::Experiment parse_experiment(const Node& root, const std::string& base_dir,
   } else {
     e.name = file_stem(root.file());
   }
-  read_cluster(seen, base_dir, e);
+  read_cluster(seen, base_dir, catalog, e);
   read_workload(seen, base_dir, e);
   read_training(seen, e);
   read_parallel(seen, e, check_plan_keys);
@@ -524,10 +535,10 @@ plan::Experiment parse_experiment(const Node& root, const std::string& base_dir,
   return e;
 }
 
-plan::Experiment load_experiment(const std::string& path) {
+plan::Experiment load_experiment(const std::string& path, const DeviceCatalog& catalog) {
   Node root = load_yaml_file(path);
   std::string dir = fs::path(path).parent_path().string();
-  return parse_experiment(root, dir.empty() ? "." : dir);
+  return parse_experiment(root, dir.empty() ? "." : dir, true, catalog);
 }
 
 }  // namespace inflect::io

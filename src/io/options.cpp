@@ -83,7 +83,13 @@ std::vector<OptionSpec> build() {
   t.push_back(integer("cluster.nodes", "nodes", D::value, "1", 1, kMaxNodes,
                       "Number of nodes; devices = nodes * the topology's devices_per_node."));
   t.push_back(opt("cluster.device", T::string, "", D::derived, "the topology's device",
-                  "Device catalog name (`inflect devices`) overriding the topology's device."));
+                  "Device catalog name (`inflect devices`; with `--catalog DIR`, DIR's devices too) "
+                  "overriding the topology's device."));
+  t.push_back(opt("cluster.device_file", T::path, "", D::none, "",
+                  "A device YAML of your own (the schema of calibration/devices/*.yaml, docs/devices.md), "
+                  "relative to this file, else the current directory, else the project root: read and "
+                  "checked as the catalog's devices are, it becomes the cluster's device, and the "
+                  "topology's device may name it. With cluster.device, both must name the same device."));
   t.push_back(number("cluster.power_cap_w", "W", D::derived, "the device's board_power", 1, 100000,
                      "Power limit every device holds (nvidia-smi -pl); between the device's "
                      "min_power_cap and its board_power. Kernels that would draw more run at a lower "

@@ -84,7 +84,8 @@ SearchSpace read_space(const Node& n, int& top) {
 
 }  // namespace
 
-SearchSpec parse_search(const std::string& text, const std::string& name, const std::string& base_dir) {
+SearchSpec parse_search(const std::string& text, const std::string& name, const std::string& base_dir,
+                        const io::DeviceCatalog& catalog) {
   SearchSpec out;
   out.file = name;
   Node root = io::load_yaml_string(text, name);
@@ -119,7 +120,7 @@ SearchSpec parse_search(const std::string& text, const std::string& name, const 
 
   YAML::Node raw = root.raw();
   raw.remove("search");
-  out.base = io::parse_experiment(root, base_dir, /*check_plan_keys=*/false);
+  out.base = io::parse_experiment(root, base_dir, /*check_plan_keys=*/false, catalog);
   if (!out.base.workload.model) root.fail("a search needs a model (model.preset or model.*)");
   if (out.base.training.global_batch < 1 || out.base.training.seq_len < 1)
     root.fail("a search needs training.seq_len and training.global_batch");
@@ -142,10 +143,10 @@ void set_nodes(SearchSpec& spec, int nodes) {
                                               kMaxSpaceSize));
 }
 
-SearchSpec load_search(const std::string& path) {
+SearchSpec load_search(const std::string& path, const io::DeviceCatalog& catalog) {
   const std::string text = io::read_text_file(path, "search file");
   const auto dir = std::filesystem::path(path).parent_path().string();
-  return parse_search(text, path, dir.empty() ? "." : dir);
+  return parse_search(text, path, dir.empty() ? "." : dir, catalog);
 }
 
 }  // namespace inflect::search

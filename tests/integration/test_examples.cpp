@@ -35,7 +35,7 @@ constexpr double kGoldenTolerance = 0.02;
 std::vector<fs::path> bundled_examples() {
   std::vector<fs::path> out;
   const fs::path root = fs::path(INFLECT_SOURCE_DIR) / "workloads" / "examples";
-  for (const fs::path& dir : {root, root / "whatif", root / "mesh"})
+  for (const fs::path& dir : {root, root / "whatif", root / "mesh", root / "custom-device"})
     for (const auto& entry : fs::directory_iterator(dir))
       if (entry.is_regular_file() && entry.path().extension() == ".yaml") out.push_back(entry.path());
   std::sort(out.begin(), out.end());
@@ -98,11 +98,12 @@ TEST_CASE("every bundled example loads and simulates with sane figures") {
       {"gpt3-175b-h200", true},       {"llama3-405b-tp8-cp2-pp16-h100", true}, {"deepseek-v3-dualpipe-h100", true},
       {"mixtral-8x22b-ep8-mi300x", true}, {"zaya1-like-dp-mi300x", true},
       {"gpt3-175b-a100-zero-bubble", true}, {"gpt3-175b-a100-dualpipev", true},
-      {"llama3-8b-hot-gpu-h100", true}, {"llama3-8b-hot-gpu-h100-rebalanced", true}};
+      {"llama3-8b-hot-gpu-h100", true}, {"llama3-8b-hot-gpu-h100-rebalanced", true},
+      {"llama3-8b-dp8-example-192g", true}};
   const auto files = bundled_examples();
   // workloads/examples/whatif/gpt3-175b-a100.yaml and mesh/mixtral-8x22b-ep8-mi300x.yaml repeat
-  // base examples under the same names.
-  CHECK(files.size() == 17);
+  // base examples under the same names. (custom-device/'s devices/ and topologies/ are its inputs.)
+  CHECK(files.size() == 18);
   for (const auto& file : files) {
     CAPTURE(file.string());
     RunReport r = run_symmetric(file);
@@ -199,9 +200,12 @@ TEST_CASE("cli: validate accepts a good file") {
 }
 
 TEST_CASE("cli: validate rejects every tests/errors file with exit 2 and one line naming it") {
+  // (tests/io/test_errors.cpp: inputs/ holds files the cases read; `# at: F` names the file an
+  // error is in when it is not the case.)
   std::vector<fs::path> files;
   for (const auto& entry : fs::recursive_directory_iterator(fs::path(INFLECT_SOURCE_DIR) / "tests" / "errors"))
-    if (entry.is_regular_file() && entry.path().extension() == ".yaml") files.push_back(entry.path());
+    if (entry.is_regular_file() && entry.path().extension() == ".yaml" && entry.path().parent_path().filename() != "inputs")
+      files.push_back(entry.path());
   std::sort(files.begin(), files.end());
   REQUIRE(files.size() > 10);
   for (const auto& file : files) {
@@ -211,7 +215,14 @@ TEST_CASE("cli: validate rejects every tests/errors file with exit 2 and one lin
     CHECK(c.rc == 2);
     auto lines = lines_of(c.out);
     CHECK(lines.size() == 1);
-    CHECK(c.out.find(rel) != std::string::npos);
+    std::string at;
+    {
+      std::ifstream in(file);
+      std::string line;
+      std::getline(in, line);
+      if (std::getline(in, line) && line.rfind("# at: ", 0) == 0) at = line.substr(6);
+    }
+    CHECK(c.out.find(at.empty() ? rel : fs::relative(file.parent_path() / at, INFLECT_SOURCE_DIR).string()) != std::string::npos);
   }
 }
 

@@ -1,7 +1,9 @@
 // Bad input as data (after DuckDB's declarative error tests): every tests/errors/**/*.yaml starts
 // with `# expect: <kind>: <message fragment>`; loading it must throw core::Error of that kind whose
 // formatted message ("file:line:col: key: message") contains the fragment and names the file and
-// line. A new regression case is one file.
+// line. A new regression case is one file. A case whose error is in a file it reads (a device file)
+// says which on its second line, `# at: <path relative to the case>`; files under an `inputs/`
+// folder are such files, not cases.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -22,6 +24,7 @@ using inflect::core::ErrorKind;
 struct Expectation {
   std::string kind;      // "input" | "io"
   std::string fragment;  // must occur in format_error(e)
+  std::string at;        // the file the error is in, relative to the case; empty: the case itself
 };
 
 /// Reads the header line; an unreadable or malformed header is a failure of the case itself.
@@ -36,6 +39,8 @@ bool read_expectation(const fs::path& file, Expectation& out) {
   if (colon == std::string::npos) return false;
   out.kind = rest.substr(0, colon);
   out.fragment = rest.substr(colon + 2);
+  const std::string at = "# at: ";
+  if (std::getline(in, line) && line.rfind(at, 0) == 0) out.at = line.substr(at.size());
   return (out.kind == "input" || out.kind == "io") && !out.fragment.empty();
 }
 
@@ -52,7 +57,8 @@ std::vector<fs::path> error_cases() {
   std::vector<fs::path> out;
   fs::path dir = fs::path(INFLECT_SOURCE_DIR) / "tests" / "errors";
   for (const auto& entry : fs::recursive_directory_iterator(dir))
-    if (entry.is_regular_file() && entry.path().extension() == ".yaml") out.push_back(entry.path());
+    if (entry.is_regular_file() && entry.path().extension() == ".yaml" && entry.path().parent_path().filename() != "inputs")
+      out.push_back(entry.path());
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -80,7 +86,7 @@ TEST_CASE("errors: every tests/errors case fails with its expected error") {
         CHECK(std::string(kind_name(e.kind())) == want.kind);
         CHECK(msg.find(want.fragment) != std::string::npos);
         // One message naming the file and line: the user can jump straight to it.
-        CHECK(e.where().file == file.string());
+        CHECK(e.where().file == (want.at.empty() ? file : file.parent_path() / want.at).string());
         CHECK(e.where().line > 0);
       }
       CHECK_MESSAGE(threw, name << " loaded without error; expected " << want.kind << ": " << want.fragment);

@@ -5,21 +5,25 @@
 #include <string>
 #include <vector>
 
+#include "inflect/io/device_catalog.hpp"
 #include "inflect/io/yaml_reader.hpp"
 #include "inflect/plan/experiment.hpp"
 
 namespace inflect::io {
 
 /// Loads and validates an experiment file. Relative paths inside it (cluster.topology,
-/// workload.trace) resolve against the file's directory, then the current directory, then the
-/// project root. Throws core::Error(input) for bad content, core::Error(io) for missing files; both
-/// carry the file, line and key.
-plan::Experiment load_experiment(const std::string& path);
+/// cluster.device_file, workload.trace) resolve against the file's directory, then the current
+/// directory, then the project root. Device names (cluster.device, the topology's device) are
+/// looked up in `catalog` (the embedded one unless the caller added devices: `--catalog`).
+/// Throws core::Error(input) for bad content, core::Error(io) for missing files; both carry the
+/// file, line and key.
+plan::Experiment load_experiment(const std::string& path, const DeviceCatalog& catalog = {});
 /// Same from a parsed document; `base_dir` is where relative paths resolve first. With
 /// `check_plan_keys` false the checks that involve the plan's degrees (divisibility, dp derived
 /// from the device count, the schedule's shape) are skipped and dp is left as written (0 when
 /// absent): `inflect search` reads a base experiment whose plan it fills in itself.
-plan::Experiment parse_experiment(const Node& root, const std::string& base_dir, bool check_plan_keys = true);
+plan::Experiment parse_experiment(const Node& root, const std::string& base_dir, bool check_plan_keys = true,
+                                  const DeviceCatalog& catalog = {});
 
 /// The directory bundled topologies/ and workloads/ are found under when a relative path is not
 /// found next to the experiment or in the current directory. Set by set_project_root(); else the

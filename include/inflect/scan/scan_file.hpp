@@ -19,6 +19,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "inflect/analysis/inflection.hpp"
+#include "inflect/io/device_catalog.hpp"
 
 namespace inflect::scan {
 
@@ -54,6 +55,7 @@ struct ScanSpec {
   std::vector<WhereClause> where;
   std::vector<PlanFamily> plans;  // empty: one implicit family, the experiment's own plan
   AnalysisSpec analysis;
+  io::DeviceCatalog catalog;  // the devices points may name (the embedded ones unless --catalog added some)
 };
 
 /// One point of the scan: its family, the value of each axis, and its experiment document.

@@ -20,6 +20,7 @@
 // error, as is training.micro_batch, so that no plan comes from two places.
 #include <string>
 
+#include "inflect/io/device_catalog.hpp"
 #include "inflect/plan/experiment.hpp"
 #include "inflect/search/space.hpp"
 
@@ -34,9 +35,11 @@ struct SearchSpec {
 };
 
 /// Parses a search file's text; `name` stands in for the file in messages and `base_dir` is
-/// where relative paths resolve first. Throws core::Error(input) located at the offending key.
-SearchSpec parse_search(const std::string& text, const std::string& name, const std::string& base_dir);
-SearchSpec load_search(const std::string& path);
+/// where relative paths resolve first; device names are looked up in `catalog`. Throws
+/// core::Error(input) located at the offending key.
+SearchSpec parse_search(const std::string& text, const std::string& name, const std::string& base_dir,
+                        const io::DeviceCatalog& catalog = {});
+SearchSpec load_search(const std::string& path, const io::DeviceCatalog& catalog = {});
 /// The same search on `nodes` nodes (`inflect search --nodes`): the device count is the one thing
 /// a user varies most between searches of one model and cluster.
 void set_nodes(SearchSpec& spec, int nodes);
