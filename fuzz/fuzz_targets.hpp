@@ -78,7 +78,7 @@ inline void telemetry(const std::uint8_t* data, std::size_t size) {
 /// A calibrated profile (inflect calibrate's output), then applied to a bundled topology's spec and
 /// used to price collectives, so fits with odd values reach the cost formula too.
 inline void profile_yaml(const std::uint8_t* data, std::size_t size) {
-  const net::CollectiveProfile p = io::parse_profile(io::load_yaml_string(as_text(data, size), "<fuzz profile>"));
+  const net::CollectiveProfile p = io::parse_profile(io::load_yaml_string(as_text(data, size), "<fuzz profile>")).collectives;
   net::TopologySpec spec = io::load_topology(io::project_root() + "/topologies/dgx-h100.yaml");
   spec.name = p.topology;
   io::apply_profile(spec, p);

@@ -22,7 +22,8 @@ const char* level_key(net::FabricLevel level) {
   return level == net::FabricLevel::intra_node ? "intra_node" : "inter_node";
 }
 
-std::string profile_yaml(const net::CollectiveProfile& profile, const std::string& header_comment) {
+std::string profile_yaml(const net::CollectiveProfile& profile, const std::string& header_comment,
+                         const std::string& device_file) {
   YAML::Emitter out;
   out.SetDoublePrecision(6);
   std::istringstream lines(header_comment);
@@ -31,6 +32,7 @@ std::string profile_yaml(const net::CollectiveProfile& profile, const std::strin
   out << YAML::BeginMap;
   out << YAML::Key << "profile" << YAML::Value << profile.name;
   out << YAML::Key << "topology" << YAML::Value << profile.topology;
+  if (!device_file.empty()) out << YAML::Key << "device_file" << YAML::Value << device_file;
   out << YAML::Key << "collectives" << YAML::Value << YAML::BeginSeq;
   for (const auto& f : profile.fits) {
     out << YAML::BeginMap;

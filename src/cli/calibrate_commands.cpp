@@ -17,7 +17,11 @@
 #include "cli/commands.hpp"
 #include "inflect/calib/calibrate.hpp"
 #include "inflect/calib/collective_check.hpp"
+#include "inflect/calib/gemm_calibration.hpp"
+#include "inflect/calib/gemm_sweep.hpp"
 #include "inflect/calib/profile.hpp"
+#include "inflect/hw/compute_model.hpp"
+#include "inflect/io/device_catalog.hpp"
 #include "inflect/core/error.hpp"
 #include "inflect/io/profile_loader.hpp"
 #include "inflect/io/topology_loader.hpp"
@@ -46,7 +50,7 @@ std::string pct(double v) { return std::isnan(v) ? "-" : fmt::format("{:.1f}%", 
 
 int cmd_check_collectives(const CheckCollectivesArgs& a) {
   net::TopologySpec spec = io::load_topology(a.topology);
-  if (!a.profile.empty()) io::apply_profile(spec, io::load_profile(a.profile));
+  if (!a.profile.empty()) io::apply_profile(spec, io::load_profile(a.profile).collectives);
   const calib::NcclTable table = read_table(a.file, a.collective);
   const calib::TableGroup group = calib::table_group(table, spec, a.ranks, a.nodes);
   const calib::TableCheck check = calib::check_table(table, spec, group);
@@ -71,6 +75,57 @@ int cmd_check_collectives(const CheckCollectivesArgs& a) {
   return 0;
 }
 
+namespace {
+
+/// The GEMM model's time for one measured row, on `device`.
+double gemm_model_s(const hw::ComputeModel& model, const calib::GemmPoint& p) {
+  core::KernelCost k;
+  k.cls = core::KernelClass::gemm;
+  k.precision = p.dtype;
+  k.m = p.m;
+  k.n = p.n;
+  k.k = p.k;
+  k.flops = core::Flops(2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k));
+  k.bytes = core::Bytes(core::bytes_per_element(p.dtype) *
+                        static_cast<double>(p.m * p.k + p.k * p.n + p.m * p.n));
+  return model.duration(k).seconds();
+}
+
+/// The catalog device with every sweep as its curve for the sweep's precision; prints each sweep's
+/// error before and after. Returns the device file's text.
+std::string calibrated_device(const std::vector<calib::GemmSweep>& sweeps, const hw::DeviceSpec& base,
+                              const std::string& name, const std::string& file_name) {
+  std::string text = io::device_yaml_text(base);
+  for (std::size_t i = 0; i < sweeps.size(); ++i) {
+    const auto& s = sweeps[i];
+    const std::string id = fmt::format("{}-{}-sweep{}", name, core::to_string(s.points.front().dtype), i + 1);
+    text = calib::device_with_gemm_sweep(text, base, s, name, id, fmt::format("{} (inflect calibrate)", s.file));
+  }
+  // The result must load as any device file does (derived points with efficiency <= 1, a curve a
+  // larger GEMM never runs faster on): the catalog's own checks, located in the new file.
+  const hw::DeviceSpec calibrated = io::parse_device(io::load_yaml_string(text, file_name));
+  const hw::ComputeModel before(base), after(calibrated);
+  // The error over every row of the sweep, the ones the curve does not hold included.
+  std::printf("%-64s  %5s  %-7s  %-11s  %-11s\n", "GEMM sweep", "rows", "on curve", "model", "calibrated");
+  for (const auto& s : sweeps) {
+    std::vector<double> sizes, meas, b, c;
+    int kept = 0;
+    for (const auto& u : calib::usable_gemm_points(s, base)) {
+      kept += u.excluded.empty();
+      sizes.push_back(1);
+      meas.push_back(u.point->time.value());
+      b.push_back(gemm_model_s(before, *u.point));
+      c.push_back(gemm_model_s(after, *u.point));
+    }
+    std::printf("%-64s  %5zu  %-7d  %-11s  %-11s\n", s.file.c_str(), s.points.size(), kept,
+                pct(calib::mean_abs_rel_error(sizes, meas, b, 0, 2)).c_str(),
+                pct(calib::mean_abs_rel_error(sizes, meas, c, 0, 2)).c_str());
+  }
+  return text;
+}
+
+}  // namespace
+
 int cmd_calibrate(const CalibrateArgs& a) {
   net::TopologySpec spec = io::load_topology(a.topology);
   namespace fs = std::filesystem;
@@ -80,7 +135,8 @@ int cmd_calibrate(const CalibrateArgs& a) {
       const std::string name = entry.path().filename().string();
       const std::string ext = entry.path().extension().string();
       if (!entry.is_regular_file() || name.rfind("README", 0) == 0) continue;
-      if (ext == ".txt" || ext == ".json" || ext == ".md" || ext == ".log") files.push_back(entry.path().string());
+      if (ext == ".txt" || ext == ".json" || ext == ".md" || ext == ".log" || ext == ".csv")
+        files.push_back(entry.path().string());
     }
     std::sort(files.begin(), files.end());
   } else if (fs::is_regular_file(a.path)) {
@@ -89,18 +145,43 @@ int cmd_calibrate(const CalibrateArgs& a) {
     throw core::Error(core::ErrorKind::io, fmt::format("'{}' is neither a file nor a folder of nccl-tests results", a.path));
   }
   if (files.empty())
-    throw core::Error(core::ErrorKind::input, fmt::format("no nccl-tests results (*.txt, *.json, *.md, *.log) in '{}'", a.path));
+    throw core::Error(core::ErrorKind::input,
+                      fmt::format("no measurements (nccl-tests *.txt, *.json, *.md, *.log; GEMM sweeps *.csv) in '{}'", a.path));
 
+  const std::string name = a.name.empty() ? fs::path(a.out).stem().string() : a.name;
   std::vector<calib::NcclTable> tables;
-  for (const auto& f : files) tables.push_back(read_table(f, a.collective));
-  const calib::Calibration cal =
-      calib::calibrate(tables, spec, a.name.empty() ? fs::path(a.out).stem().string() : a.name, a.ranks, a.nodes);
-  std::printf("%-64s  %5s  %-11s  %-11s  %-11s  %-11s\n", "file", "rows", "model >=1M", "fitted >=1M", "model <1M",
-              "fitted <1M");
-  for (const auto& t : cal.tables)
-    std::printf("%-64s  %5d  %-11s  %-11s  %-11s  %-11s\n", t.file.c_str(), t.before.large_rows + t.before.small_rows,
-                pct(t.before.large).c_str(), pct(t.after.large).c_str(), pct(t.before.small).c_str(), pct(t.after.small).c_str());
-  const net::CollectiveProfile& profile = cal.profile;
+  std::vector<calib::GemmSweep> sweeps;
+  for (const auto& f : files) {
+    if (fs::path(f).extension() == ".csv") sweeps.push_back(calib::parse_gemm_sweep(io::read_text_file(f, "GEMM sweep"), f));
+    else tables.push_back(read_table(f, a.collective));
+  }
+  net::CollectiveProfile profile;
+  profile.name = name;
+  profile.topology = spec.name;
+  if (!tables.empty()) {
+    const calib::Calibration cal = calib::calibrate(tables, spec, name, a.ranks, a.nodes);
+    std::printf("%-64s  %5s  %-11s  %-11s  %-11s  %-11s\n", "nccl-tests table", "rows", "model >=1M", "fitted >=1M",
+                "model <1M", "fitted <1M");
+    for (const auto& t : cal.tables)
+      std::printf("%-64s  %5d  %-11s  %-11s  %-11s  %-11s\n", t.file.c_str(), t.before.large_rows + t.before.small_rows,
+                  pct(t.before.large).c_str(), pct(t.after.large).c_str(), pct(t.before.small).c_str(),
+                  pct(t.after.small).c_str());
+    profile = cal.profile;
+  }
+  // GEMM sweeps make a calibrated device, written beside the profile, which names it.
+  std::string device_file;
+  if (!sweeps.empty()) {
+    const hw::DeviceSpec& base = io::find_device(a.device.empty() ? spec.device : a.device);
+    // A device file is named after its device (the loader checks it): <profile>-<device>.yaml.
+    const std::string device_name = name + "-" + base.name;
+    const fs::path device_path = fs::path(a.out).parent_path() / (device_name + ".yaml");
+    const std::string text = calibrated_device(sweeps, base, device_name, device_path.string());
+    std::ofstream dev(device_path);
+    dev << text;
+    if (!dev) throw core::Error(core::ErrorKind::io, fmt::format("cannot write '{}'", device_path.string()));
+    device_file = device_path.filename().string();
+    std::printf("wrote %s (device '%s')\n", device_path.string().c_str(), device_name.c_str());
+  }
   const std::time_t now = std::time(nullptr);
   char date[32];
   std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
@@ -111,7 +192,7 @@ int cmd_calibrate(const CalibrateArgs& a) {
       a.path, a.topology, date, files.size());
   std::ofstream out(a.out);
   if (!out) throw core::Error(core::ErrorKind::io, fmt::format("cannot write '{}'", a.out));
-  out << calib::profile_yaml(profile, header);
+  out << calib::profile_yaml(profile, header, device_file);
   if (!out) throw core::Error(core::ErrorKind::io, fmt::format("cannot write '{}'", a.out));
   std::printf("wrote %s (%zu fit%s)\n", a.out.c_str(), profile.fits.size(), profile.fits.size() == 1 ? "" : "s");
   return 0;

@@ -42,8 +42,9 @@ io::DeviceCatalog load_catalog(const std::vector<std::string>& dirs) {
 }
 
 int cmd_run(const RunArgs& a) {
-  plan::Experiment e = io::load_experiment(a.experiment, load_catalog(a.catalog_dirs));
-  if (!a.profile.empty()) io::apply_profile(e.cluster.topology, io::load_profile(a.profile));
+  const io::DeviceCatalog catalog = load_catalog(a.catalog_dirs);
+  plan::Experiment e = io::load_experiment(a.experiment, catalog);
+  if (!a.profile.empty()) io::apply_profile(e, io::load_profile(a.profile), catalog);
   analysis::SimulateOptions so;
   so.fidelity = a.fidelity;
   so.fuse_blocks = !a.unfused;

@@ -73,6 +73,7 @@ struct CalibrateArgs {
   std::string topology;
   std::string out;
   std::string name;  // the profile's name (default: the --out file's stem)
+  std::string device;  // the catalog device GEMM sweeps calibrate (default: the topology's)
   std::string collective;
   std::optional<int> ranks, nodes;
 };

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <filesystem>
 
 #include "inflect/core/error.hpp"
 
@@ -18,15 +19,24 @@ double in_range(const Node& n, double lo, double hi, bool lo_open) {
 
 }  // namespace
 
-net::CollectiveProfile parse_profile(const Node& root) {
+Profile parse_profile(const Node& root) {
   MapReader r(root);
-  for (const char* k : {"profile", "topology", "collectives"}) (void)r.optional(k);
+  for (const char* k : {"profile", "topology", "device_file", "collectives"}) (void)r.optional(k);
   r.finish();
-  net::CollectiveProfile p;
+  Profile out;
+  net::CollectiveProfile& p = out.collectives;
   p.file = root.file();
   p.name = r.required("profile").as_string();
   p.topology = r.required("topology").as_string();
-  for (const Node& item : r.required("collectives").items()) {
+  if (auto d = r.optional("device_file")) {
+    const std::filesystem::path rel(d->as_string());
+    out.device_file = rel.is_absolute() ? rel.string() : (std::filesystem::path(root.file()).parent_path() / rel).string();
+  }
+  std::vector<Node> items;
+  if (auto c = r.optional("collectives")) items = c->items();
+  if (items.empty() && out.device_file.empty())
+    root.fail("a profile needs collectives fits or a device_file (inflect calibrate writes them)");
+  for (const Node& item : items) {
     MapReader fr(item);
     for (const char* k : {"collective", "level", "min_size", "latency", "scale", "sqrt_coefficient", "source"}) (void)fr.optional(k);
     fr.finish();
@@ -54,10 +64,10 @@ net::CollectiveProfile parse_profile(const Node& root) {
                               f.level == net::FabricLevel::intra_node ? "intra_node" : "inter_node", f.min_size.value()));
     p.fits.push_back(std::move(f));
   }
-  return p;
+  return out;
 }
 
-net::CollectiveProfile load_profile(const std::string& path) { return parse_profile(load_yaml_file(path)); }
+Profile load_profile(const std::string& path) { return parse_profile(load_yaml_file(path)); }
 
 void apply_profile(net::TopologySpec& spec, const net::CollectiveProfile& profile) {
   if (profile.topology != spec.name)
@@ -66,6 +76,11 @@ void apply_profile(net::TopologySpec& spec, const net::CollectiveProfile& profil
                                   "measurements, or use its own topology file",
                                   profile.name, profile.file, profile.topology, spec.name));
   spec.collectives.profile = profile;
+}
+
+void apply_profile(plan::Experiment& e, const Profile& profile, const DeviceCatalog& catalog) {
+  apply_profile(e.cluster.topology, profile.collectives);
+  if (!profile.device_file.empty()) e.cluster.device = load_device_file(profile.device_file, catalog);
 }
 
 }  // namespace inflect::io

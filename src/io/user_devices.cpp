@@ -12,6 +12,7 @@
 #include "inflect/core/error.hpp"
 #include "inflect/core/strings.hpp"
 #include "inflect/io/device_catalog.hpp"
+#include "io/embedded.hpp"
 
 namespace inflect::io {
 
@@ -45,6 +46,16 @@ std::vector<hw::DeviceSpec> copy_of(const std::shared_ptr<const std::vector<hw::
 }
 
 }  // namespace
+
+std::string device_yaml_text(const hw::DeviceSpec& d) {
+  if (d.file.rfind(kEmbedded, 0) == 0) {
+    const std::string name = d.file.substr(kEmbedded.size());
+    for (const auto& [file, text] : embedded::catalog_devices())
+      if (file == name) return std::string(text);
+    throw core::Error(core::ErrorKind::internal, "embedded device file '" + name + "' not found");
+  }
+  return read_text_file(d.file, "device file");
+}
 
 std::string device_origin(const hw::DeviceSpec& d) {
   if (d.file.rfind(kEmbedded, 0) == 0) return "calibration/devices/" + d.file.substr(kEmbedded.size());

@@ -14,30 +14,14 @@
 #include <sstream>
 #include <string>
 
+#include "cli_command.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Command {
-  int rc = -1;
-  std::string out;
-};
-
-/// Runs `args` through the inflect binary from the repository root (as test_examples.cpp's
-/// inflect_cmd); `merge_stderr` folds stderr into out, else stderr is discarded.
-Command inflect_cmd(const std::string& args, bool merge_stderr) {
-  const std::string cmd = std::string("cd '") + INFLECT_SOURCE_DIR + "' && '" + INFLECT_BINARY + "' " + args +
-                          (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  Command c;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE_MESSAGE(p != nullptr, "popen failed for: ", cmd);
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) c.out.append(buf.data(), n);
-  const int status = pclose(p);
-  c.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return c;
-}
+using inflect::test::Command;
+using inflect::test::inflect_cmd;
 
 struct TempDir {
   fs::path path;

@@ -18,6 +18,7 @@
 
 #include <sys/wait.h>
 
+#include "cli_command.hpp"
 #include "inflect/analysis/simulate.hpp"
 #include "inflect/io/experiment_loader.hpp"
 #include "inflect/io/report_json.hpp"
@@ -53,26 +54,8 @@ double breakdown_sum(const RunReport& r) {
   return (b.compute + b.exposed_comm.total() + b.bubble + b.other).value();
 }
 
-struct Command {
-  int rc = -1;
-  std::string out;
-};
-
-/// Runs `args` through the inflect binary with the shell; `merge_stderr` folds stderr into out,
-/// else stderr is discarded (so `out` is exactly stdout).
-Command inflect_cmd(const std::string& args, bool merge_stderr) {
-  const std::string cmd = std::string("cd '") + INFLECT_SOURCE_DIR + "' && '" + INFLECT_BINARY + "' " + args +
-                          (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  Command c;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE_MESSAGE(p != nullptr, "popen failed for: ", cmd);
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) c.out.append(buf.data(), n);
-  const int status = pclose(p);
-  c.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return c;
-}
+using inflect::test::Command;
+using inflect::test::inflect_cmd;
 
 std::vector<std::string> lines_of(const std::string& s) {
   std::vector<std::string> out;

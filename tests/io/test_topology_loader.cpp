@@ -259,7 +259,7 @@ TEST_CASE("calibrated profiles: read back, bounded, and only for the topology th
       "profile: p\ntopology: t\ncollectives:\n"
       "  - {collective: all_reduce, level: inter_node, min_size: 1MiB, latency: 30us, scale: 0.95, "
       "sqrt_coefficient: 0.006, source: s}\n";
-  const auto p = parse_profile(load_yaml_string(ok, "p.yaml"));
+  const auto p = parse_profile(load_yaml_string(ok, "p.yaml")).collectives;
   REQUIRE(p.fits.size() == 1);
   CHECK(p.fits[0].min_size.value() == 1048576);
   CHECK(p.fits[0].latency.value() == doctest::Approx(30e-6).epsilon(kRel));

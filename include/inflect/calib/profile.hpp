@@ -9,7 +9,9 @@
 namespace inflect::calib {
 
 /// The profile as YAML (yaml-cpp's emitter), a header comment saying how it was made.
-std::string profile_yaml(const net::CollectiveProfile& profile, const std::string& header_comment);
+/// `device_file`, if not empty, is written as given (a path relative to the profile).
+std::string profile_yaml(const net::CollectiveProfile& profile, const std::string& header_comment,
+                         const std::string& device_file = "");
 
 /// "all_reduce", "all_gather", ... (nccl-tests' names, as profiles and tables write them).
 const char* op_key(net::CollectiveOp op);

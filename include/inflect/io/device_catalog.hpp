@@ -57,6 +57,10 @@ class DeviceCatalog {
 /// are located in the device file.
 hw::DeviceSpec load_device_file(const std::string& path, const DeviceCatalog& catalog);
 
+/// The text of the file a device was read from (the embedded catalog's, or the user's file): what
+/// `inflect calibrate` starts a calibrated device from.
+std::string device_yaml_text(const hw::DeviceSpec& d);
+
 /// Where a device was read from, as messages show it: "calibration/devices/h100-sxm.yaml" for an
 /// embedded device, else its file as given.
 std::string device_origin(const hw::DeviceSpec& d);
