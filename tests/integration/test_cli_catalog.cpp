@@ -2,6 +2,8 @@
 // `--catalog DIR` on devices, run, validate, scan and search, and the bundled example that reads
 // its device with cluster.device_file. Each case works in its own temporary folder.
 #include <doctest/doctest.h>
+
+#include "temp_dir.hpp"
 #include <nlohmann/json.hpp>
 
 #include <sys/wait.h>
@@ -23,25 +25,9 @@ namespace fs = std::filesystem;
 using inflect::test::Command;
 using inflect::test::inflect_cmd;
 
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name)
-      : path(fs::temp_directory_path() / ("inflect-cli-catalog-" + name + "-" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
+using inflect::test::TempDir;
 
-void write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p) << text;
-}
+void write(const fs::path& p, const std::string& text) { inflect::test::write_file(p, text); }
 
 /// The bundled H100 file renamed to `name`, with `hbm` of HBM.
 std::string h100_as(const std::string& name, const std::string& hbm) {

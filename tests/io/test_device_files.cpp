@@ -4,6 +4,8 @@
 // device comes from, which name wins, and the errors when two files claim one name.
 #include <doctest/doctest.h>
 
+#include "temp_dir.hpp"
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -24,33 +26,11 @@ using inflect::io::DeviceCatalog;
 
 constexpr double kExact = 1e-12;
 
-/// A fresh folder per test case (ctest runs cases in parallel processes), removed at the end.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name)
-      : path(fs::temp_directory_path() / ("inflect-device-files-" + name + "-" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
+using inflect::test::TempDir;
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read(const fs::path& p) { return inflect::test::read_file(p); }
 
-void write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p) << text;
-}
+void write(const fs::path& p, const std::string& text) { inflect::test::write_file(p, text); }
 
 std::string replaced(std::string s, const std::string& from, const std::string& to) {
   const auto at = s.find(from);
