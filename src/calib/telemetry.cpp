@@ -71,6 +71,9 @@ constexpr Name kNames[] = {
     {"device", kDevice, "", kPlain},
     {"gpu_index", kDevice, "", kPlain},
     {"gpu_id", kDevice, "", kPlain},
+    // NVML's instantaneous power field (mW) before the plain averages: a 1 s average lags the load
+    // by its window, which a fit in time (the die's time constant) cannot take.
+    {"nvml_fi_dev_power_instant", kPower, "mw", kPlain},
     {"power_w", kPower, "w", kPlain},
     {"power_mw", kPower, "mw", kPlain},
     {"temperature", kTemperature, "c", kPlain},

@@ -20,6 +20,8 @@
 #include "inflect/calib/gemm_calibration.hpp"
 #include "inflect/calib/gemm_sweep.hpp"
 #include "inflect/calib/profile.hpp"
+#include "inflect/calib/telemetry.hpp"
+#include "inflect/calib/thermal_fit.hpp"
 #include "inflect/hw/compute_model.hpp"
 #include "inflect/io/device_catalog.hpp"
 #include "inflect/core/error.hpp"
@@ -91,11 +93,28 @@ double gemm_model_s(const hw::ComputeModel& model, const calib::GemmPoint& p) {
   return model.duration(k).seconds();
 }
 
-/// The catalog device with every sweep as its curve for the sweep's precision; prints each sweep's
-/// error before and after. Returns the device file's text.
-std::string calibrated_device(const std::vector<calib::GemmSweep>& sweeps, const hw::DeviceSpec& base,
-                              const std::string& name, const std::string& file_name) {
+/// The catalog device with every sweep as its curve for the sweep's precision and the thermal fit
+/// of every telemetry log; prints each one's figures. Returns the device file's text.
+std::string calibrated_device(const std::vector<calib::GemmSweep>& sweeps, const std::vector<calib::TelemetryTable>& logs,
+                              const hw::DeviceSpec& base, const std::string& name, const std::string& file_name,
+                              std::optional<double> inlet_c, bool liquid) {
   std::string text = io::device_yaml_text(base);
+  for (const auto& log : logs) {
+    if (!inlet_c)
+      throw core::Error(core::ErrorKind::input,
+                        fmt::format("{}: a thermal fit needs the inlet temperature the log ran at; give --inlet-c", log.file));
+    const calib::ThermalFit fit = calib::fit_thermal(log, core::Celsius(*inlet_c));
+    std::printf("%s: %zu steps of load; R %.4g C/W (%s), tau %.3g s, C %.3g J/C (catalog: R %.4g, C %.3g)\n",
+                log.file.c_str(), fit.steps.size(), fit.resistance_c_per_w, liquid ? "liquid" : "air", fit.tau_s,
+                fit.capacitance_j_per_c,
+                liquid ? base.thermal.resistance_liquid_c_per_w : base.thermal.resistance_air_c_per_w,
+                base.thermal.capacitance_j_per_c);
+    text = calib::device_with_thermal_fit(text, fit, liquid, name);
+  }
+  if (sweeps.empty()) {
+    (void)io::parse_device(io::load_yaml_string(text, file_name));
+    return text;
+  }
   for (std::size_t i = 0; i < sweeps.size(); ++i) {
     const auto& s = sweeps[i];
     const std::string id = fmt::format("{}-{}-sweep{}", name, core::to_string(s.points.front().dtype), i + 1);
@@ -151,9 +170,16 @@ int cmd_calibrate(const CalibrateArgs& a) {
   const std::string name = a.name.empty() ? fs::path(a.out).stem().string() : a.name;
   std::vector<calib::NcclTable> tables;
   std::vector<calib::GemmSweep> sweeps;
+  std::vector<calib::TelemetryTable> logs;
   for (const auto& f : files) {
-    if (fs::path(f).extension() == ".csv") sweeps.push_back(calib::parse_gemm_sweep(io::read_text_file(f, "GEMM sweep"), f));
-    else tables.push_back(read_table(f, a.collective));
+    if (fs::path(f).extension() != ".csv") {
+      tables.push_back(read_table(f, a.collective));
+      continue;
+    }
+    // A CSV is a GEMM sweep when its header names M, N and K, else a telemetry log.
+    const std::string text = io::read_text_file(f, "CSV file");
+    if (calib::looks_like_gemm_sweep(text)) sweeps.push_back(calib::parse_gemm_sweep(text, f));
+    else logs.push_back(calib::parse_telemetry(text, f));
   }
   net::CollectiveProfile profile;
   profile.name = name;
@@ -170,12 +196,13 @@ int cmd_calibrate(const CalibrateArgs& a) {
   }
   // GEMM sweeps make a calibrated device, written beside the profile, which names it.
   std::string device_file;
-  if (!sweeps.empty()) {
+  if (!sweeps.empty() || !logs.empty()) {
     const hw::DeviceSpec& base = io::find_device(a.device.empty() ? spec.device : a.device);
     // A device file is named after its device (the loader checks it): <profile>-<device>.yaml.
     const std::string device_name = name + "-" + base.name;
     const fs::path device_path = fs::path(a.out).parent_path() / (device_name + ".yaml");
-    const std::string text = calibrated_device(sweeps, base, device_name, device_path.string());
+    const std::string text = calibrated_device(sweeps, logs, base, device_name, device_path.string(), a.inlet_c,
+                                               spec.cooling.kind == net::CoolingKind::liquid);
     std::ofstream dev(device_path);
     dev << text;
     if (!dev) throw core::Error(core::ErrorKind::io, fmt::format("cannot write '{}'", device_path.string()));

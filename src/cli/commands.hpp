@@ -74,6 +74,7 @@ struct CalibrateArgs {
   std::string out;
   std::string name;  // the profile's name (default: the --out file's stem)
   std::string device;  // the catalog device GEMM sweeps calibrate (default: the topology's)
+  std::optional<double> inlet_c;  // the inlet the telemetry ran at (thermal fits need it)
   std::string collective;
   std::optional<int> ranks, nodes;
 };

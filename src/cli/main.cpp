@@ -123,7 +123,8 @@ int main(int argc, char** argv) {
   calib_cmd->add_option("--topology", calib_args.topology, "topology YAML of the cluster they ran on")->required();
   calib_cmd->add_option("--out", calib_args.out, "the profile YAML to write")->required();
   calib_cmd->add_option("--name", calib_args.name, "the profile's name (default: the --out file's name)");
-  calib_cmd->add_option("--device", calib_args.device, "the catalog device GEMM sweeps (*.csv) calibrate (default: the topology's)");
+  calib_cmd->add_option("--device", calib_args.device, "the catalog device GEMM sweeps and telemetry (*.csv) calibrate (default: the topology's)");
+  calib_cmd->add_option("--inlet-c", calib_args.inlet_c, "inlet air or coolant temperature (C) the telemetry ran at: needed to fit the thermal resistance");
   calib_cmd->add_option("--collective", calib_args.collective, "the collective, when a file does not say");
   calib_cmd->add_option("--ranks", calib_args.ranks, "ranks, when a file does not say")->check(CLI::PositiveNumber);
   calib_cmd->add_option("--nodes", calib_args.nodes, "nodes they spanned (default: ranks / devices per node)")->check(CLI::PositiveNumber);

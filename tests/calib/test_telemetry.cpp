@@ -66,11 +66,12 @@ TEST_CASE("telemetry: a plain log with units in the names (the H200 trace's tele
   const auto t = parse_telemetry(read("calibration/traces/h200/2026-12-04/telemetry.csv"), "telemetry.csv");
   CHECK(t.format == "csv");
   CHECK(t.samples.size() == 9968);
-  CHECK(t.columns.power == "power_mw");
-  // Line 2: 32.4627,79735,2963623,345,3201,40,0,1,...
+  // NVML's instantaneous power (mW) is preferred to power_mw, its 1 s average, which lags the load.
+  CHECK(t.columns.power == "NVML_FI_DEV_POWER_INSTANT");
+  // Line 2: 32.4627,79735,2963623,345,3201,40,0,1,80203,39,79735
   const auto& s = t.samples.front();
   CHECK(s.time->value() == doctest::Approx(32.4627).epsilon(kRel));
-  CHECK(s.power->value() == doctest::Approx(79.735).epsilon(kRel));
+  CHECK(s.power->value() == doctest::Approx(80.203).epsilon(kRel));
   CHECK(*s.sm_clock_mhz == 345);
   CHECK(s.temperature->value() == 40);
   CHECK(*s.utilization_pct == 0);

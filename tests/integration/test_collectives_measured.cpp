@@ -148,6 +148,16 @@ TEST_CASE("cli: calibrate a GEMM sweep into a device, a table into collective fi
   const auto wrong = inflect_cmd("run workloads/examples/gpt3-175b-a100.yaml --profile " + out, true);
   CHECK(wrong.rc == 2);
   CHECK(wrong.out.find("was fitted on topology 'hgx-h200', not 'dgx-a100'") != std::string::npos);
+  // Telemetry calibrates the thermal figures (the inlet must be given: the host does not report it).
+  const auto thermal = inflect_cmd("calibrate calibration/traces/h200/2026-12-04/telemetry.csv --topology topologies/hgx-h200.yaml "
+                                   "--inlet-c 25 --out " + (dir / "thermal.yaml").string(), true);
+  CAPTURE(thermal.out);
+  REQUIRE(thermal.rc == 0);
+  CHECK(thermal.out.find("2 steps of load; R 0.05502 C/W (air)") != std::string::npos);
+  const auto no_inlet = inflect_cmd("calibrate calibration/traces/h200/2026-12-04/telemetry.csv --topology topologies/hgx-h200.yaml "
+                                    "--out " + (dir / "thermal.yaml").string(), true);
+  CHECK(no_inlet.rc == 2);
+  CHECK(no_inlet.out.find("give --inlet-c") != std::string::npos);
   // check-collectives ends with the line a script can read.
   const auto check = inflect_cmd("check-collectives calibration/traces/nccl/h100x16_allreduce_nebius-ib_dstack.txt --topology topologies/dgx-h100.yaml", false);
   REQUIRE(check.rc == 0);
