@@ -42,7 +42,7 @@ struct Shipped {
 // against NCCL's 15 us); the 2-node H100 mid sizes run slower than NCCL's tree figures say.
 const Shipped kShipped[] = {
     {"h100x8_allreduce_nvidia-dgxc-benchmarking.txt", "dgx-h100", 32, 0.15, 0.30, 0.05},
-    {"h100x16_allreduce_nebius-ib_dstack.txt", "dgx-h100", 31, 0.18, 0.30, 0.05},
+    {"h100x16_allreduce_nebius-ib_dstack.txt", "dgx-h100", 31, 0.17, 0.30, 0.05},
     {"mi300x_x8_allreduce_hisohara-ai-scripts-aac8.txt", "mi300x", 31, 0.15, 0.30, 0.05},
     {"h100x16_allgather_gcp-a3mega-tcpxo_dstack.txt", "gcp-a3-mega", 11, 0.15, NAN, 0.05},
     {"a100x8_sendrecv_li-plus-playground.txt", "dgx-a100", 4, 0.19, NAN, 0.09},
@@ -161,6 +161,6 @@ TEST_CASE("cli: calibrate a GEMM sweep into a device, a table into collective fi
   // check-collectives ends with the line a script can read.
   const auto check = inflect_cmd("check-collectives calibration/traces/nccl/h100x16_allreduce_nebius-ib_dstack.txt --topology topologies/dgx-h100.yaml", false);
   REQUIRE(check.rc == 0);
-  CHECK(check.out.find("MAPE 17.3% over 14 rows (>= 1 MiB)") != std::string::npos);
+  CHECK(check.out.find("MAPE 16.2% over 14 rows (>= 1 MiB)") != std::string::npos);
   fs::remove_all(dir);
 }

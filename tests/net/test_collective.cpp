@@ -546,8 +546,8 @@ CollectiveLibrary nccl_like() {
     set(a, Protocol::ll128, 14, 1.9, 4.0, 0.92);
     set(a, Protocol::simple, 8.4, 3.4, 14, 1);
   }
-  set(Algorithm::tree, Protocol::ll, 6.8, 0.6, 5.0, 1 / 3.8);
-  set(Algorithm::tree, Protocol::ll128, 14, 1.25, 8.5, 0.9375);
+  set(Algorithm::tree, Protocol::ll, 6.8, 0.6, 5.0, 0.92 / 3.8);
+  set(Algorithm::tree, Protocol::ll128, 14, 1.25, 8.5, 0.92 * 0.9375);
   set(Algorithm::tree, Protocol::simple, 8.4, 4.0, 14, 0.92);
   set(Algorithm::nvls, Protocol::simple, 0, 25, 18, 1);
   set(Algorithm::nvls_tree, Protocol::simple, 0, 25, 20.9, 1);
