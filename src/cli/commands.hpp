@@ -34,6 +34,7 @@ struct ScanArgs {
   plan::Fidelity fidelity = plan::Fidelity::symmetric;
   bool quiet = false;
   std::vector<std::string> catalog_dirs;
+  std::string profile;  // a calibrated profile applied to every point
 };
 
 struct SearchArgs {
@@ -45,6 +46,7 @@ struct SearchArgs {
   std::string out_dir;     // empty = write nothing
   bool json = false;
   int nodes = 0;           // > 0: overrides cluster.nodes
+  std::string profile;  // a calibrated profile applied to the base experiment
   std::vector<std::string> catalog_dirs;
 };
 

@@ -32,6 +32,13 @@ void add_catalog_option(CLI::App* cmd, std::vector<std::string>& into) {
       ->type_name("DIR");
 }
 
+// --profile P: a calibrated profile (inflect calibrate) on every experiment the command runs.
+void add_profile_option(CLI::App* cmd, std::string& into) {
+  cmd->add_option("--profile", into, "a calibrated profile (inflect calibrate): collectives, and the device if it has one, "
+                                     "as measured on your cluster")
+      ->type_name("P.yaml");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -50,7 +57,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--trace-ranks", run.trace_ranks, "ranks kept in trace.json (default 64)")->check(CLI::PositiveNumber);
   run_cmd->add_flag("--no-trace", run.no_trace, "do not write trace.json");
   run_cmd->add_flag("--oneline", run.oneline, "print a one-line summary instead of the full one");
-  run_cmd->add_option("--profile", run.profile, "a calibrated profile (inflect calibrate): collectives timed as measured on your cluster");
+  add_profile_option(run_cmd, run.profile);
   run_cmd->add_flag("--ignore-memory", run.ignore_memory,
                     "simulate a plan whose memory does not fit (by default it is reported, not simulated)");
   add_catalog_option(run_cmd, run.catalog_dirs);
@@ -66,6 +73,7 @@ int main(int argc, char** argv) {
   add_fidelity_option(scan_cmd, scan.fidelity, "full or symmetric (default)");
   scan_cmd->add_flag("--quiet,-q", scan.quiet, "no progress output");
   add_catalog_option(scan_cmd, scan.catalog_dirs);
+  add_profile_option(scan_cmd, scan.profile);
 
   cli::SearchArgs search;
   auto* search_cmd = app.add_subcommand("search", "find the best plans: enumerate, prune by memory, estimate, simulate the top K");
@@ -79,6 +87,7 @@ int main(int argc, char** argv) {
   search_cmd->add_option("--nodes", search.nodes, "search for this many nodes instead of the file's cluster.nodes")
       ->check(CLI::Range(1, 1 << 20));
   add_catalog_option(search_cmd, search.catalog_dirs);
+  add_profile_option(search_cmd, search.profile);
 
   std::string report_dir;
   auto* report_cmd = app.add_subcommand("report", "re-render report.md and report.html of a scan from its saved results");

@@ -75,6 +75,7 @@ namespace {
 int scan_on_rank(const ScanArgs& a, const MpiScope& mpi) {
   auto spec = scan::load_scan(a.file);
   spec.catalog = load_catalog(a.catalog_dirs);
+  if (!a.profile.empty()) spec.profile = io::load_profile(a.profile);
   scan::ScanOptions o;
   o.peers = mpi.peers();
   o.jobs = a.jobs;

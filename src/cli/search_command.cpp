@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "cli/commands.hpp"
+#include "inflect/io/profile_loader.hpp"
 #include "inflect/core/error.hpp"
 #include "inflect/core/parallel.hpp"
 #include "inflect/search/search_output.hpp"
@@ -14,7 +15,9 @@
 namespace inflect::cli {
 
 int cmd_search(const SearchArgs& a) {
-  auto spec = search::load_search(a.file, load_catalog(a.catalog_dirs));
+  const io::DeviceCatalog catalog = load_catalog(a.catalog_dirs);
+  auto spec = search::load_search(a.file, catalog);
+  if (!a.profile.empty()) io::apply_profile(spec.base, io::load_profile(a.profile), catalog);
   if (a.nodes > 0) search::set_nodes(spec, a.nodes);
   search::SearchOptions o;
   o.top = a.top_given ? a.top : spec.top;

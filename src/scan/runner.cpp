@@ -57,6 +57,7 @@ ScanRow run_point(const ScanSpec& spec, const ScanPoint& point, plan::Fidelity f
     auto file = std::make_shared<const std::string>(fmt::format("{} (point {}: {})", spec.file, point.index,
                                                                 point.key.empty() ? "base" : point.key));
     e = io::parse_experiment(io::Node(point.document, file, ""), spec.base_dir, true, spec.catalog);
+    if (spec.profile) io::apply_profile(e, *spec.profile, spec.catalog);
   } catch (const core::Error& err) {
     row.status = RowStatus::invalid;
     row.reason = core::format_error(err);

@@ -158,6 +158,18 @@ TEST_CASE("cli: calibrate a GEMM sweep into a device, a table into collective fi
                                     "--out " + (dir / "thermal.yaml").string(), true);
   CHECK(no_inlet.rc == 2);
   CHECK(no_inlet.out.find("give --inlet-c") != std::string::npos);
+  // scan and search take a profile too: a scan point on another topology is an invalid row with
+  // the reason, not a silent uncalibrated run.
+  const std::string neb = (dir / "nebius.yaml").string();
+  REQUIRE(inflect_cmd("calibrate calibration/traces/nccl/h100x16_allreduce_nebius-ib_dstack.txt --topology topologies/dgx-h100.yaml --out " + neb, true).rc == 0);
+  const auto scan = inflect_cmd("scan workloads/scans/gpt3-175b-h100-vs-h200.yaml -q --jobs 2 --profile " + neb + " --out " +
+                                (dir / "scan").string(), true);
+  CAPTURE(scan.out);
+  REQUIRE(scan.rc == 0);
+  std::ifstream rows(dir / "scan" / "results.csv");
+  std::string csv((std::istreambuf_iterator<char>(rows)), std::istreambuf_iterator<char>());
+  CHECK(csv.find("was fitted on topology 'dgx-h100', not 'hgx-h200'") != std::string::npos);
+  CHECK(inflect_cmd("search workloads/search/llama3-405b-16k-h100.yaml --top 1 --jobs 2 --profile " + neb, false).rc == 0);
   // check-collectives ends with the line a script can read.
   const auto check = inflect_cmd("check-collectives calibration/traces/nccl/h100x16_allreduce_nebius-ib_dstack.txt --topology topologies/dgx-h100.yaml", false);
   REQUIRE(check.rc == 0);

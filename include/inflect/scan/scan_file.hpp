@@ -20,6 +20,7 @@
 
 #include "inflect/analysis/inflection.hpp"
 #include "inflect/io/device_catalog.hpp"
+#include "inflect/io/profile_loader.hpp"
 
 namespace inflect::scan {
 
@@ -56,6 +57,8 @@ struct ScanSpec {
   std::vector<PlanFamily> plans;  // empty: one implicit family, the experiment's own plan
   AnalysisSpec analysis;
   io::DeviceCatalog catalog;  // the devices points may name (the embedded ones unless --catalog added some)
+  /// A calibrated profile (`--profile`) put on every point; a point on another topology is invalid.
+  std::optional<io::Profile> profile;
 };
 
 /// One point of the scan: its family, the value of each axis, and its experiment document.
