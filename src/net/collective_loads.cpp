@@ -83,23 +83,51 @@ Layout layout_of(std::span<const DeviceId> members, const Topology& topo) {
   return l;
 }
 
-std::vector<int> ring_strides(const Topology& topo, int k) {
-  if (topo.spec().intra.kind != IntraFabricKind::mesh || k <= 2) return {1};
-  std::vector<int> s;
-  for (int i = 1; i < k; ++i)
-    if (std::gcd(i, k) == 1) s.push_back(i);
-  return s;
+std::vector<std::vector<int>> ring_orders(const Topology& topo, int k) {
+  std::vector<int> identity(static_cast<std::size_t>(k));
+  std::iota(identity.begin(), identity.end(), 0);
+  if (topo.spec().intra.kind != IntraFabricKind::mesh || k <= 2) return {identity};
+  std::vector<std::vector<int>> out;
+  if (!topo.spec().intra.links.empty()) {
+    // A partial mesh: rings of every stride coprime with k, each hop over whatever route joins them.
+    for (int s = 1; s < k; ++s) {
+      if (std::gcd(s, k) != 1) continue;
+      std::vector<int> o;
+      for (int j = 0; j < k; ++j) o.push_back(j * s % k);
+      out.push_back(std::move(o));
+    }
+    return out;
+  }
+  // A full mesh: Walecki's edge-disjoint Hamiltonian cycles. For odd n = 2m+1 on Z_n, cycle j is
+  // j, j+1, j-1, j+2, j-2, ..., j+m, j-m (m cycles, every link once). For even k, that on Z_{k-1}
+  // with its closing hop routed through the k-th device (m cycles using all links but a perfect
+  // matching). Each cycle runs both ways, so a device's share leaves over 2m of its k-1 links.
+  const int n = k % 2 ? k : k - 1;
+  const int m = (n - 1) / 2;
+  for (int j = 0; j < m; ++j) {
+    std::vector<int> o = {j};
+    for (int d = 1; d <= m; ++d) {
+      o.push_back(((j + d) % n + n) % n);
+      o.push_back(((j - d) % n + n) % n);
+    }
+    if (k % 2 == 0) o.push_back(k - 1);
+    std::vector<int> back(o.rbegin(), o.rend());
+    out.push_back(std::move(o));
+    out.push_back(std::move(back));
+  }
+  return out;
 }
 
 void ring(PhaseBuilder& b, const Layout& l, std::span<const DeviceId> members, double per_edge, const Topology& topo) {
   const std::size_t p = members.size();
   if (l.nodes == 1) {
-    // One node: on a switch one ring loads every port alike; on a mesh, rings of several strides
-    // share the bytes so that each crosses its own links.
-    const std::vector<int> strides = ring_strides(topo, static_cast<int>(p));
-    const double share = per_edge / static_cast<double>(strides.size());
-    for (int s : strides)
-      for (std::size_t i = 0; i < p; ++i) b.add_route(members[i], members[(i + static_cast<std::size_t>(s)) % p], share);
+    // One node: on a switch one ring loads every port alike; on a mesh, several rings share the
+    // bytes so that each crosses its own links.
+    const auto orders = ring_orders(topo, static_cast<int>(p));
+    const double share = per_edge / static_cast<double>(orders.size());
+    for (const auto& o : orders)
+      for (std::size_t i = 0; i < p; ++i)
+        b.add_route(members[static_cast<std::size_t>(o[i])], members[static_cast<std::size_t>(o[(i + 1) % p])], share);
     return;
   }
   if (!l.uniform || l.per_node < 2) {
@@ -107,21 +135,25 @@ void ring(PhaseBuilder& b, const Layout& l, std::span<const DeviceId> members, d
     for (std::size_t i = 0; i < p; ++i) b.add_route(members[i], members[(i + 1) % p], per_edge);
     return;
   }
-  // One channel per rail c (and per stride on a mesh): each node's members from the rail's device
-  // round to the one before it, which hands the data to the rail's device (PXN) for the next node.
+  // One channel per rail c (and per ring order on a mesh): each node's members from the rail's
+  // device round to the one before it in the order, which hands the data to the rail's device
+  // (PXN, over the order's own link) for the next node.
   const int k = l.per_node;
-  const std::vector<int> strides = ring_strides(topo, k);
-  const double share = per_edge / static_cast<double>(k * static_cast<int>(strides.size()));
+  const auto orders = ring_orders(topo, k);
+  const double share = per_edge / static_cast<double>(k * static_cast<int>(orders.size()));
   const auto at = [&](int node, int local) {
-    return l.by_node[static_cast<std::size_t>(node)][static_cast<std::size_t>(((local % k) + k) % k)];
+    return l.by_node[static_cast<std::size_t>(node)][static_cast<std::size_t>(local)];
   };
-  for (int c = 0; c < k; ++c)
-    for (int s : strides)
+  for (const auto& o : orders)
+    for (int start = 0; start < k; ++start) {
+      const int c = o[static_cast<std::size_t>(start)];  // the rail this channel crosses on
+      const auto pos = [&](int j) { return o[static_cast<std::size_t>((start + j) % k)]; };
       for (int node = 0; node < l.nodes; ++node) {
-        for (int j = 0; j + 1 < k; ++j) b.add_route(at(node, c + j * s), at(node, c + (j + 1) * s), share);
-        b.add_route(at(node, c + (k - 1) * s), at(node, c), share);       // to the rail's device
-        b.add_route(at(node, c), at((node + 1) % l.nodes, c), share);     // across, on rail c
+        for (int j = 0; j + 1 < k; ++j) b.add_route(at(node, pos(j)), at(node, pos(j + 1)), share);
+        b.add_route(at(node, pos(k - 1)), at(node, c), share);        // to the rail's device
+        b.add_route(at(node, c), at((node + 1) % l.nodes, c), share);  // across, on rail c
       }
+    }
 }
 
 namespace {

@@ -42,9 +42,10 @@ struct Layout {
 };
 Layout layout_of(std::span<const DeviceId> members, const Topology& topo);
 
-/// Ring strides that use different links of a mesh: every s in [1, k) coprime with k (a ring
-/// i -> i+s visits all k); {1} on a switch, where every ring crosses the same ports.
-std::vector<int> ring_strides(const Topology& topo, int k);
+/// The ring orders (local indices) a group of k on one node runs: one on a switch, where every ring
+/// crosses the same ports; on a full mesh, Walecki's edge-disjoint Hamiltonian cycles both ways
+/// (every link but a perfect matching); on a partial mesh, rings of every stride coprime with k.
+std::vector<std::vector<int>> ring_orders(const Topology& topo, int k);
 
 /// Rings carrying `per_edge` bytes on every edge in total, spread over channels (see collective.hpp).
 void ring(PhaseBuilder& b, const Layout& l, std::span<const DeviceId> members, double per_edge, const Topology& topo);

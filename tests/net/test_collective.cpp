@@ -136,14 +136,16 @@ TEST_CASE("collective: a full mesh chooses the direct exchange, 2 (n/p) / B_link
   CHECK(2 * n / p / B == doctest::Approx(4.194304e-3).epsilon(kRel));
   CHECK(estimate_time(c, topo).value() == doctest::Approx(2 * alpha + 2 * n / p / B).epsilon(kRel));
 
-  // The ring, forced, runs four rings of strides 1, 3, 5, 7 (those coprime with 8), each on its
-  // own links: 1.75 n / 4 per link, 14 steps: T = 14 alpha + 0.4375 n / B, 1.75x the direct time.
+  // The ring, forced, runs Walecki's three edge-disjoint Hamiltonian cycles of the 8-GPU mesh, each
+  // both ways: 6 rings x 8 links = 48 of the 56 directed links (all but a perfect matching), each
+  // carrying 1.75 n / 6; 14 steps: T = 14 alpha + 0.2917 n / B, 1.17x the direct exchange's time.
   CollectiveTuning ring;
   ring.algorithm = Algorithm::ring;
   LoweredCollective r = lower_collective(CollectiveOp::all_reduce, m, Bytes(n), topo, ring);
   REQUIRE(r.phases.size() == 1);
-  CHECK(r.phases[0].link_bytes.size() == 32);  // 4 strides x 8 edges, every directed link once
-  CHECK(estimate_time(r, topo).value() == doctest::Approx(2 * (p - 1) * alpha + 1.75 * n / 4 / B).epsilon(kRel));
+  CHECK(r.phases[0].link_bytes.size() == 48);
+  for (const auto& [l, b] : r.phases[0].link_bytes) CHECK(b == doctest::Approx(1.75 * n / 6).epsilon(kRel));
+  CHECK(estimate_time(r, topo).value() == doctest::Approx(2 * (p - 1) * alpha + 1.75 * n / 6 / B).epsilon(kRel));
 
   // Reduce-scatter: one round, n/p per link, T = alpha + S/p / B.
   LoweredCollective rs = lower_collective(CollectiveOp::reduce_scatter, m, Bytes(n), topo);
@@ -676,4 +678,32 @@ TEST_CASE("collective: CollNet (SHARP) reduces in the switches: n/k each way per
   // Without in-network reduction, CollNet does not apply.
   Topology plain(nvswitch(), 2);
   CHECK_THROWS_AS(lower_collective(CollectiveOp::all_reduce, iota(16), Bytes(n), plain, t), Error);
+}
+
+TEST_CASE("collective: a 2-node ring over full meshes runs every Walecki cycle from every rail") {
+  // 2 nodes x 8 GPUs on a full xGMI mesh (64 GB/s per link, efficiency 1), 8 NICs of 40 GB/s.
+  // p = 16: per edge 2 x 15/16 n = 1.875 n, over 6 rings x 8 rails = 48 channels. In each node a
+  // channel crosses the 7 links of its ring from the rail's device and hands the data back to it
+  // over the 8th (PXN, a link of the same ring): every link of the 6 rings carries 1.875 n / 6, and
+  // every NIC 1.875 n / 8 each way. xGMI: 0.3125 n / 64e9 = 4.88e-12 n s; NIC: 0.234 n / 40e9 =
+  // 5.86e-12 n s: the NICs bound it, as on the NVSwitch node.
+  Topology topo(full_mesh(), 2);
+  CollectiveTuning ring;
+  ring.algorithm = Algorithm::ring;
+  const double n = kGiB;
+  LoweredCollective c = lower_collective(CollectiveOp::all_reduce, iota(16), Bytes(n), topo, ring);
+  REQUIRE(c.phases.size() == 1);
+  int mesh_links = 0;
+  for (const auto& [l, b] : c.phases[0].link_bytes) {
+    const LinkClass cls = topo.links()[l].cls;
+    if (cls == LinkClass::scale_up) {
+      CHECK(b == doctest::Approx(1.875 * n / 6).epsilon(kRel));
+      ++mesh_links;
+    } else if (cls == LinkClass::nic_up || cls == LinkClass::nic_down) {
+      CHECK(b == doctest::Approx(1.875 * n / 8).epsilon(kRel));
+    }
+  }
+  CHECK(mesh_links == 2 * 48);
+  const double intra = topo.route(0, 1).latency.value(), inter = topo.route(0, 8).latency.value();
+  CHECK(estimate_time(c, topo).value() == doctest::Approx(28 * intra + 2 * inter + 1.875 * n / 8 / 40e9).epsilon(kRel));
 }

@@ -5,8 +5,9 @@
 //   ring      one ring per channel: through the members of each node in turn, then to the next
 //             node on the channel's rail (the last device hands its data to the rail's device over
 //             NVLink first, as NCCL's PXN does), one channel per rail so that every NIC carries
-//             1/k of the traffic; on a mesh, rings of several strides so that they use several
-//             of each device's links, not one. All-reduce 2(p-1)/p n per ring edge; RS/AG (p-1)/p S.
+//             1/k of the traffic; on a full mesh, Walecki's edge-disjoint Hamiltonian cycles both
+//             ways (all links but a perfect matching), on a partial mesh rings of several strides.
+//             All-reduce 2(p-1)/p n per ring edge; RS/AG (p-1)/p S.
 //   tree      NCCL's double binary tree across nodes (two trees, half the data each, one channel per
 //             rail), a chain through each node's members: n up and n down per chain edge.
 //   nvls      the NVSwitch reduces: each device sends n and its reduced n/k share, and receives
