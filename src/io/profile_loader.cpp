@@ -21,7 +21,7 @@ double in_range(const Node& n, double lo, double hi, bool lo_open) {
 
 Profile parse_profile(const Node& root) {
   MapReader r(root);
-  for (const char* k : {"profile", "topology", "device_file", "collectives"}) (void)r.optional(k);
+  for (const char* k : {"profile", "topology", "device_file", "algorithm", "protocol", "collectives"}) (void)r.optional(k);
   r.finish();
   Profile out;
   net::CollectiveProfile& p = out.collectives;
@@ -32,10 +32,20 @@ Profile parse_profile(const Node& root) {
     const std::filesystem::path rel(d->as_string());
     out.device_file = rel.is_absolute() ? rel.string() : (std::filesystem::path(root.file()).parent_path() / rel).string();
   }
+  if (auto a = r.optional("algorithm")) {
+    const std::string name = a->as_string();
+    out.algorithm = net::parse_algorithm(name);
+    if (!out.algorithm) a->fail(fmt::format("unknown collective algorithm '{}'; allowed: {}", name, net::algorithm_names()));
+  }
+  if (auto pr = r.optional("protocol")) {
+    const std::string name = pr->as_string();
+    out.protocol = net::parse_protocol(name);
+    if (!out.protocol) pr->fail(fmt::format("unknown protocol '{}'; allowed: {}", name, net::protocol_names()));
+  }
   std::vector<Node> items;
   if (auto c = r.optional("collectives")) items = c->items();
-  if (items.empty() && out.device_file.empty())
-    root.fail("a profile needs collectives fits or a device_file (inflect calibrate writes them)");
+  if (items.empty() && out.device_file.empty() && !out.algorithm && !out.protocol)
+    root.fail("a profile needs collectives fits, a device_file, or an algorithm or protocol (inflect calibrate writes them)");
   for (const Node& item : items) {
     MapReader fr(item);
     for (const char* k : {"collective", "level", "min_size", "latency", "scale", "sqrt_coefficient", "source"}) (void)fr.optional(k);
@@ -80,6 +90,9 @@ void apply_profile(net::TopologySpec& spec, const net::CollectiveProfile& profil
 
 void apply_profile(plan::Experiment& e, const Profile& profile, const DeviceCatalog& catalog) {
   apply_profile(e.cluster.topology, profile.collectives);
+  auto& choice = e.cluster.topology.collectives;
+  if (!choice.algorithm) choice.algorithm = profile.algorithm;  // the experiment's or topology's own wins
+  if (!choice.protocol) choice.protocol = profile.protocol;
   if (!profile.device_file.empty()) e.cluster.device = load_device_file(profile.device_file, catalog);
 }
 

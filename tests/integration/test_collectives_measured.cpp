@@ -176,3 +176,22 @@ TEST_CASE("cli: calibrate a GEMM sweep into a device, a table into collective fi
   CHECK(check.out.find("MAPE 16.2% over 14 rows (>= 1 MiB)") != std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE("a profile's algorithm applies where the experiment and topology force none, and moves the run") {
+  inflect::io::set_project_root(INFLECT_SOURCE_DIR);
+  const fs::path root(INFLECT_SOURCE_DIR);
+  const auto base = inflect::io::load_experiment((root / "workloads/examples/llama-32l-1024.yaml").string());
+  const auto profile =
+      inflect::io::parse_profile(inflect::io::load_yaml_string("profile: p\ntopology: dgx-h100\nprotocol: simple\n", "p.yaml"));
+  auto with = base;
+  inflect::io::apply_profile(with, profile);
+  CHECK(with.cluster.topology.collectives.protocol == inflect::net::Protocol::simple);
+  // The run's choice is the profile's: every collective on Simple, where the library would take
+  // LL or LL128 for the small ones, so the step changes.
+  CHECK(inflect::analysis::simulate(with).step_time.value() != inflect::analysis::simulate(base).step_time.value());
+  // An experiment that forces its own keeps it.
+  auto forced = base;
+  forced.cluster.topology.collectives.protocol = inflect::net::Protocol::ll128;
+  inflect::io::apply_profile(forced, profile);
+  CHECK(forced.cluster.topology.collectives.protocol == inflect::net::Protocol::ll128);
+}

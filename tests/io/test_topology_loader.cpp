@@ -296,3 +296,19 @@ TEST_CASE("calibrated profiles: read back, bounded, and only for the topology th
   // Two fits for the same collective, level and size range.
   CHECK_THROWS_AS(parse_profile(load_yaml_string(ok + ok.substr(ok.find("  - ")), "p.yaml")), Error);
 }
+
+TEST_CASE("calibrated profiles: algorithm and protocol, where neither the experiment nor the topology forces one") {
+  const auto p = inflect::io::parse_profile(load_yaml_string("profile: p\ntopology: t\nalgorithm: ring\nprotocol: simple\n", "p.yaml"));
+  CHECK(p.algorithm == inflect::net::Algorithm::ring);
+  CHECK(p.protocol == inflect::net::Protocol::simple);
+  CHECK(p.collectives.fits.empty());
+  try {
+    (void)inflect::io::parse_profile(load_yaml_string("profile: p\ntopology: t\nalgorithm: hierarchical\n", "p.yaml"));
+    FAIL("an unknown algorithm was accepted");
+  } catch (const Error& e) {
+    CHECK(std::string(e.message()).find("unknown collective algorithm 'hierarchical'") != std::string::npos);
+    CHECK(e.where().line == 3);
+  }
+  // Nothing at all in a profile is an error.
+  CHECK_THROWS_AS(inflect::io::parse_profile(load_yaml_string("profile: p\ntopology: t\n", "p.yaml")), Error);
+}

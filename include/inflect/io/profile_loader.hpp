@@ -2,6 +2,7 @@
 // Calibrated profiles (`inflect calibrate` writes them; `--profile` reads them): the collective
 // fits the topology's model is overlaid with, and optionally a calibrated device (the catalog's
 // device with the user's GEMM sweeps as its curves) that the run then uses.
+#include <optional>
 #include <string>
 
 #include "inflect/io/device_catalog.hpp"
@@ -14,6 +15,10 @@ namespace inflect::io {
 struct Profile {
   net::CollectiveProfile collectives;
   std::string device_file;  // the calibrated device (resolved against the profile), empty if none
+  /// The profile's `algorithm:` / `protocol:`: the choice its cluster runs (its NCCL_ALGO /
+  /// NCCL_PROTO), applied where neither the experiment nor the topology forces one.
+  std::optional<net::Algorithm> algorithm;
+  std::optional<net::Protocol> protocol;
 };
 
 Profile parse_profile(const Node& root);
