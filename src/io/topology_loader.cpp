@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "inflect/core/error.hpp"
 #include "inflect/core/strings.hpp"
@@ -166,7 +167,15 @@ net::CollectiveSettings parse_collectives(const std::optional<Node>& node) {
         if (!c.protocol) p->fail(fmt::format("unknown protocol '{}'; allowed: auto, {}", name, net::protocol_names()));
       }
     }
-    c.library = located(lib_node ? *lib_node : *node, [&] { return find_collective_library(library); });
+    if (library.size() > 5 && library.compare(library.size() - 5, 5, ".yaml") == 0) {
+      // A library file of the user's own (a newer NCCL's figures, say), relative to the topology.
+      const std::filesystem::path rel(library);
+      const std::filesystem::path path =
+          rel.is_absolute() ? rel : std::filesystem::path(node->file()).parent_path() / rel;
+      c.library = parse_collective_library(located(*lib_node, [&] { return load_yaml_file(path.string()); }));
+    } else {
+      c.library = located(lib_node ? *lib_node : *node, [&] { return find_collective_library(library); });
+    }
   } else {
     c.library = find_collective_library(library);
   }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "inflect/core/error.hpp"
+#include "temp_dir.hpp"
 #include "inflect/io/profile_loader.hpp"
 #include "inflect/io/topology_loader.hpp"
 #include "inflect/io/yaml_reader.hpp"
@@ -311,4 +312,28 @@ TEST_CASE("calibrated profiles: algorithm and protocol, where neither the experi
   }
   // Nothing at all in a profile is an error.
   CHECK_THROWS_AS(inflect::io::parse_profile(load_yaml_string("profile: p\ntopology: t\n", "p.yaml")), Error);
+}
+
+TEST_CASE("topology collectives.library: a library file of the user's own, relative to the topology") {
+  inflect::test::TempDir dir("library-file");
+  // NCCL's figures with a slower LL base latency (20 us instead of 6.6 us).
+  std::string lib = inflect::test::read_file(std::string(INFLECT_SOURCE_DIR) + "/calibration/collectives/nccl.yaml");
+  lib.replace(lib.find("name: nccl"), 10, "name: my-nccl");
+  lib.replace(lib.find("base: 6.6us"), 11, "base: 20us ");
+  inflect::test::write_file(dir.path / "libs" / "my-nccl.yaml", lib);
+  inflect::test::write_file(dir.path / "t.yaml", valid_doc() + "collectives: {library: libs/my-nccl.yaml}\n");
+  const auto spec = load_topology((dir.path / "t.yaml").string());
+  CHECK(spec.collectives.library.name == "my-nccl");
+  const auto& ll = spec.collectives.library.cost(inflect::net::Algorithm::ring, inflect::net::Protocol::ll);
+  REQUIRE(ll);
+  CHECK(ll->base.value() == doctest::Approx(20e-6).epsilon(kRel));
+  // A missing file is an io error at the key.
+  inflect::test::write_file(dir.path / "u.yaml", valid_doc() + "collectives: {library: nope.yaml}\n");
+  try {
+    (void)load_topology((dir.path / "u.yaml").string());
+    FAIL("a missing library file was accepted");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::io);
+    CHECK(e.where().key_path == "collectives.library");
+  }
 }
