@@ -166,9 +166,7 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   hw::ComputeModel compute(e.cluster.device);
   sim::EngineOptions eo;
   eo.observer = options.observer;
-  eo.tuning.software_overhead = e.cluster.topology.collective_overhead;
-  eo.tuning.algorithm = e.cluster.topology.collectives.algorithm;  // the topology's or the experiment's
-  eo.tuning.protocol = e.cluster.topology.collectives.protocol;
+  eo.tuning = net::CollectiveTuning::of(e.cluster.topology);  // the topology's or the experiment's choice
   eo.comm_interference = e.cluster.device.comm_interference;
   const hw::PowerModel power(e.cluster.device);
   eo.power.model = &power;

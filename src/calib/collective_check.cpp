@@ -46,10 +46,7 @@ TableCheck check_table(const NcclTable& table, const net::TopologySpec& spec, co
   TableCheck out;
   out.group = group;
   const net::Topology topo(spec, group.nodes);
-  net::CollectiveTuning base;
-  base.software_overhead = spec.collective_overhead;
-  base.algorithm = spec.collectives.algorithm;
-  base.protocol = spec.collectives.protocol;
+  const net::CollectiveTuning base = net::CollectiveTuning::of(spec);
   for (const NcclRow& row : table.rows) {
     const auto op = model_op(row.kind);
     if (!op) {

@@ -51,10 +51,7 @@ int cmd_collective(const CollectiveArgs& a) {
   if (k > spec.devices_per_node)
     throw core::Error(core::ErrorKind::input, fmt::format("--devices-per-node {} exceeds the topology's {} devices per node",
                                                           k, spec.devices_per_node));
-  net::CollectiveTuning tuning;
-  tuning.software_overhead = spec.collective_overhead;
-  tuning.algorithm = spec.collectives.algorithm;
-  tuning.protocol = spec.collectives.protocol;
+  net::CollectiveTuning tuning = net::CollectiveTuning::of(spec);
   if (!a.algorithm.empty()) {
     tuning.algorithm = net::parse_algorithm(a.algorithm);
     if (!tuning.algorithm)

@@ -12,6 +12,13 @@
 namespace inflect::net {
 namespace {
 
+/// The longest time any link takes for its bytes at its capacity: a transfer's uncontended time.
+double bottleneck_s(const std::vector<std::pair<LinkId, double>>& link_bytes, const Topology& topo) {
+  double worst = 0;
+  for (const auto& [l, b] : link_bytes) worst = std::max(worst, b / topo.links()[l].capacity.value());
+  return worst;
+}
+
 int floor_log2(int v) {
   int r = 0;
   while ((1 << (r + 1)) <= v) ++r;
@@ -22,6 +29,7 @@ int floor_log2(int v) {
 struct Shape {
   Algorithm algorithm = Algorithm::ring;
   TransferPhase payload;  // payload bytes per link (algorithm-specific scaling included)
+  double payload_s = 0;   // its bottleneck link's time for the payload
   int intra_steps = 0;    // steps inside a node, and across nodes (each at least the longest route)
   int inter_steps = 0;
   double intra_route = 0;
@@ -52,6 +60,7 @@ std::vector<Shape> shapes(CollectiveOp op, std::span<const DeviceId> m, double n
     s.inter_route = b.inter_route_latency();
     s.nodes = l.nodes;
     s.payload = b.finish(1.0);
+    s.payload_s = bottleneck_s(s.payload.link_bytes, topo);
     out.push_back(std::move(s));
   };
   const int log_nodes = std::max(1, floor_log2(l.nodes));
@@ -121,9 +130,7 @@ std::optional<CollectiveCostModel::Line> priced(const Shape& shape, Protocol pr,
   line.base_s = cost->base.value() + tuning.software_overhead.value();
   line.steps_s = shape.intra_steps * std::max(cost->intra_step.value(), shape.intra_route) +
                  shape.inter_steps * std::max(cost->inter_step.value(), shape.inter_route);
-  double worst = 0;
-  for (const auto& [l, b] : shape.payload.link_bytes) worst = std::max(worst, b / topo.links()[l].capacity.value());
-  line.s_per_byte = n > 0 ? worst / cost->bandwidth_factor / n : 0;
+  line.s_per_byte = n > 0 ? shape.payload_s / cost->bandwidth_factor / n : 0;
   if (pr == Protocol::ll && shape.nodes > 1) {
     const core::Bandwidth cap = shape.nodes == 2 ? lib.ll_max_busbw_two_nodes : lib.ll_max_busbw_more_nodes;
     if (cap.value() > 0) line.cap_s_per_byte = busbw_factor(op, p) / cap.value();
@@ -143,24 +150,30 @@ std::optional<CollectiveCostModel::Line> priced(const Shape& shape, Protocol pr,
   return line;
 }
 
-struct Choice {
-  Shape shape;
-  CollectiveCostModel::Line line;
+/// Every (algorithm, protocol) the library, the tuning and the group allow, priced for `n`: the
+/// algorithms' loads once each, and a line per protocol with the algorithm it prices.
+struct Choices {
+  std::vector<Shape> shapes;
+  std::vector<std::size_t> shape_of;  // by line
+  CollectiveCostModel model;          // its lines; no fit yet
 };
 
-/// Every (algorithm, protocol) the library, the tuning and the group allow, priced for `n`.
-std::vector<Choice> choices(CollectiveOp op, std::span<const DeviceId> m, double n, const Topology& topo,
-                            const CollectiveTuning& tuning) {
+Choices choices(CollectiveOp op, std::span<const DeviceId> m, double n, const Topology& topo,
+                const CollectiveTuning& tuning) {
   const std::optional<Algorithm> only = tuning.algorithm;
   const std::optional<Protocol> proto = tuning.protocol;
-  std::vector<Choice> out;
-  for (Shape& s : shapes(op, m, n, topo, only))
+  Choices out;
+  out.shapes = shapes(op, m, n, topo, only);
+  for (std::size_t si = 0; si < out.shapes.size(); ++si)
     for (int pi = 0; pi < kProtocols; ++pi) {
       const auto pr = static_cast<Protocol>(pi);
       if (proto && *proto != pr) continue;
-      if (auto line = priced(s, pr, op, static_cast<int>(m.size()), n, topo, tuning)) out.push_back({s, *line});
+      if (auto line = priced(out.shapes[si], pr, op, static_cast<int>(m.size()), n, topo, tuning)) {
+        out.model.lines.push_back(*line);
+        out.shape_of.push_back(si);
+      }
     }
-  if (out.empty()) {
+  if (out.model.lines.empty()) {
     const CollectiveLibrary& lib = topo.spec().collectives.library;
     throw core::Error(core::ErrorKind::input,
                       fmt::format("no collective algorithm can run {} over {} devices ({} node(s)) here{}{} (library "
@@ -249,22 +262,19 @@ const CollectiveCostModel::Line& CollectiveCostModel::best(core::Bytes bytes) co
 
 core::Seconds estimate_time(const LoweredCollective& c, const Topology& topo) {
   double t = 0;
-  for (const auto& ph : c.phases) {
-    double worst = 0;
-    for (const auto& [l, b] : ph.link_bytes) worst = std::max(worst, b / topo.links()[l].capacity.value());
-    t += ph.latency.value() + worst;
-  }
+  for (const auto& ph : c.phases) t += ph.latency.value() + bottleneck_s(ph.link_bytes, topo);
   return core::Seconds(t);
 }
 
 namespace {
 
-/// The profile's fit for this group, and the reference wire time per byte it is a function of.
-void attach_fit(CollectiveCostModel& m, CollectiveOp op, std::span<const DeviceId> members, const Topology& topo) {
-  bool one_node = true;
-  for (DeviceId d : members) one_node = one_node && topo.node_of(d) == topo.node_of(members.front());
+/// The profile's fits for this group (its level: the nodes its algorithms span), and the
+/// reference wire time per byte they are a function of.
+void attach_fit(Choices& c, CollectiveOp op, const Topology& topo) {
+  CollectiveCostModel& m = c.model;
+  const bool one_node = c.shapes.front().nodes == 1;
   m.fits = topo.spec().collectives.profile.find(op, one_node ? FabricLevel::intra_node : FabricLevel::inter_node);
-  if (!m.fits.empty() && !m.lines.empty()) m.reference_s_per_byte = m.best(core::Bytes(CollectiveCostModel::kReferenceBytes)).s_per_byte;
+  if (!m.fits.empty()) m.reference_s_per_byte = m.best(core::Bytes(CollectiveCostModel::kReferenceBytes)).s_per_byte;
 }
 
 }  // namespace
@@ -273,16 +283,14 @@ LoweredCollective lower_collective(CollectiveOp op, std::span<const DeviceId> me
                                    const Topology& topo, const CollectiveTuning& tuning) {
   if (members.size() <= 1) return LoweredCollective{};
   const double n = bytes.value();
-  std::vector<Choice> all = choices(op, members, n, topo, tuning);
-  CollectiveCostModel model;
-  for (const auto& c : all) model.lines.push_back(c.line);
-  attach_fit(model, op, members, topo);
-  const Choice& pick = all[least(model.lines, n)];
-  const CollectiveLibrary& lib = topo.spec().collectives.library;
-  const double factor = lib.cost(pick.shape.algorithm, pick.line.protocol)->bandwidth_factor;
-  double link_time = 0;
-  for (const auto& [l, b] : pick.shape.payload.link_bytes)
-    link_time = std::max(link_time, b / factor / topo.links()[l].capacity.value());
+  Choices all = choices(op, members, n, topo, tuning);
+  attach_fit(all, op, topo);
+  const CollectiveCostModel& model = all.model;
+  const std::size_t best = least(model.lines, n);
+  const CollectiveCostModel::Line& line = model.lines[best];
+  const Shape& shape = all.shapes[all.shape_of[best]];
+  const double factor = topo.spec().collectives.library.cost(shape.algorithm, line.protocol)->bandwidth_factor;
+  double link_time = shape.payload_s / factor;
   // One pipelined phase: the links carry the wire bytes (payload over the protocol's factor) and
   // everything but the links' own time is latency, so the uncontended time is the model's. A
   // calibrated fit sets the links' share instead to its scale x the reference wire time, so that
@@ -293,16 +301,16 @@ LoweredCollective lower_collective(CollectiveOp op, std::span<const DeviceId> me
     link_time *= wire_scale;
   }
   TransferPhase ph;
-  ph.link_bytes.reserve(pick.shape.payload.link_bytes.size());
-  for (const auto& [l, b] : pick.shape.payload.link_bytes) {
+  ph.link_bytes.reserve(shape.payload.link_bytes.size());
+  for (const auto& [l, b] : shape.payload.link_bytes) {
     const double wire = b / factor * wire_scale;
     ph.link_bytes.push_back({l, wire});
     ph.max_link_bytes = std::max(ph.max_link_bytes, wire);
   }
   ph.latency = core::Seconds(std::max(0.0, model.time(bytes).value() - link_time));
   LoweredCollective out;
-  out.algorithm = to_string(pick.shape.algorithm);
-  out.protocol = to_string(pick.line.protocol);
+  out.algorithm = to_string(shape.algorithm);
+  out.protocol = to_string(line.protocol);
   out.phases.push_back(std::move(ph));
   return out;
 }
@@ -311,12 +319,11 @@ CollectiveCostModel collective_cost_model(CollectiveOp op, std::span<const Devic
                                           const CollectiveTuning& tuning) {
   // Loads are proportional to the size and latencies independent of it: one lowering per
   // algorithm at a reference size gives each line.
-  CollectiveCostModel m;
-  if (members.size() <= 1) return m;
+  if (members.size() <= 1) return CollectiveCostModel{};
   constexpr double kSize = 1 << 20;
-  for (const auto& c : choices(op, members, kSize, topo, tuning)) m.lines.push_back(c.line);
-  attach_fit(m, op, members, topo);
-  return m;
+  Choices c = choices(op, members, kSize, topo, tuning);
+  attach_fit(c, op, topo);
+  return std::move(c.model);
 }
 
 }  // namespace inflect::net

@@ -33,9 +33,7 @@ struct Estimator::LayerTimes {
 
 Estimator::Estimator(const plan::Experiment& base, std::shared_ptr<const net::Topology> topology)
     : e_(base), topo_(std::move(topology)), compute_(base.cluster.device), power_(base.cluster.device) {
-  tuning_.software_overhead = base.cluster.topology.collective_overhead;
-  tuning_.algorithm = base.cluster.topology.collectives.algorithm;
-  tuning_.protocol = base.cluster.topology.collectives.protocol;
+  tuning_ = net::CollectiveTuning::of(base.cluster.topology);
 }
 
 double Estimator::kernel_s(const core::KernelCost& k) const {

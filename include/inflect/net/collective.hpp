@@ -64,6 +64,16 @@ struct CollectiveTuning {
   /// a profile); none = the library's choice. An algorithm not valid for a group is an input error.
   std::optional<Algorithm> algorithm;
   std::optional<Protocol> protocol;
+
+  /// What the topology (and an experiment's override, which the loader puts there) asks for: its
+  /// `collective_overhead` and `collectives.algorithm` / `.protocol`.
+  static CollectiveTuning of(const TopologySpec& spec) {
+    CollectiveTuning t;
+    t.software_overhead = spec.collective_overhead;
+    t.algorithm = spec.collectives.algorithm;
+    t.protocol = spec.collectives.protocol;
+    return t;
+  }
 };
 
 /// Lowers a collective over `members` (device ids, the group's order) moving `bytes` with
