@@ -47,12 +47,19 @@ Calibration calibrate(const std::vector<NcclTable>& tables, const net::TopologyS
     r.before = check_table(t, spec, r.group);
     const net::Topology topo(spec, r.group.nodes);
     const auto level = r.group.nodes == 1 ? net::FabricLevel::intra_node : net::FabricLevel::inter_node;
+    std::map<net::CollectiveOp, double> wire_s_per_byte;
     for (const RowCheck& row : r.before.rows) {
       if (row.forced) continue;  // measured with an algorithm the model may not pick
-      std::vector<net::DeviceId> members = r.group.members;
-      if (row.op == net::CollectiveOp::send_recv) members = {members[0], members[1]};
+      // The model's wire time per byte depends on the collective and the group, not the size: once
+      // per collective of the table.
+      auto per_byte = wire_s_per_byte.find(row.op);
+      if (per_byte == wire_s_per_byte.end()) {
+        std::vector<net::DeviceId> members = r.group.members;
+        if (row.op == net::CollectiveOp::send_recv) members = {members[0], members[1]};
+        per_byte = wire_s_per_byte.emplace(row.op, model_wire_s_per_byte(row.op, members, topo)).first;
+      }
       const auto key = std::make_pair(static_cast<int>(row.op), static_cast<int>(level));
-      points[key].push_back({row.size, row.measured, model_wire_time(row.op, members, topo, row.size)});
+      points[key].push_back({row.size, row.measured, row.size.value() * per_byte->second});
       const std::string file = std::filesystem::path(t.file).filename().string();
       auto& f = files[key];
       if (f.empty() || f.back() != file) f.push_back(file);

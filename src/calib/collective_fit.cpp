@@ -37,11 +37,9 @@ Solved solve(const Eigen::MatrixXd& a, const Eigen::VectorXd& y, const std::arra
 
 }  // namespace
 
-double model_wire_time(net::CollectiveOp op, std::span<const net::DeviceId> members, const net::Topology& topo,
-                       core::Bytes size) {
+double model_wire_s_per_byte(net::CollectiveOp op, std::span<const net::DeviceId> members, const net::Topology& topo) {
   const net::CollectiveCostModel model = net::collective_cost_model(op, members, topo);
-  if (model.lines.empty()) return 0.0;
-  return size.value() * model.best(core::Bytes(net::CollectiveCostModel::kReferenceBytes)).s_per_byte;
+  return model.lines.empty() ? 0.0 : model.reference_wire_s_per_byte();
 }
 
 double fitted_time(const net::CollectiveFit& fit, const FitPoint& p) {

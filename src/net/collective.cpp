@@ -274,7 +274,7 @@ void attach_fit(Choices& c, CollectiveOp op, const Topology& topo) {
   CollectiveCostModel& m = c.model;
   const bool one_node = c.shapes.front().nodes == 1;
   m.fits = topo.spec().collectives.profile.find(op, one_node ? FabricLevel::intra_node : FabricLevel::inter_node);
-  if (!m.fits.empty()) m.reference_s_per_byte = m.best(core::Bytes(CollectiveCostModel::kReferenceBytes)).s_per_byte;
+  if (!m.fits.empty()) m.reference_s_per_byte = m.reference_wire_s_per_byte();
 }
 
 }  // namespace

@@ -20,10 +20,10 @@ struct FitPoint {
   double wire_time_s = 0;  // x: the model's bottleneck wire time at this size
 };
 
-/// The wire time x a fit is a function of: `size` times the wire time per byte of the algorithm
-/// and protocol the model picks for large messages (net::CollectiveCostModel::kReferenceBytes).
-double model_wire_time(net::CollectiveOp op, std::span<const net::DeviceId> members, const net::Topology& topo,
-                       core::Bytes size);
+/// The wire time per byte a fit's x is made of (x = size times it): the model's, for the algorithm
+/// and protocol it picks for large messages on this group
+/// (net::CollectiveCostModel::reference_wire_s_per_byte); 0 for a group of one.
+double model_wire_s_per_byte(net::CollectiveOp op, std::span<const net::DeviceId> members, const net::Topology& topo);
 
 /// Fits the points (at least 3, positive sizes and times) of one collective at one level.
 /// `source` names the measurements in the fit's provenance and in errors.

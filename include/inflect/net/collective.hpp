@@ -121,6 +121,9 @@ struct CollectiveCostModel {
   static double fitted(const CollectiveFit& fit, double x);
   /// The line with the least time at `bytes` (lines must not be empty).
   const Line& best(core::Bytes bytes) const;
+  /// The wire time per byte of the line picked for large messages (kReferenceBytes): what a
+  /// calibrated fit's x is, size times this (lines must not be empty).
+  double reference_wire_s_per_byte() const { return best(core::Bytes(kReferenceBytes)).s_per_byte; }
 };
 CollectiveCostModel collective_cost_model(CollectiveOp op, std::span<const DeviceId> members, const Topology& topo,
                                           const CollectiveTuning& tuning = {});
