@@ -35,6 +35,25 @@ net::ProtocolCost parse_cost(const Node& node) {
 
 }  // namespace
 
+std::optional<net::Algorithm> read_algorithm(const Node& n, bool allow_auto) {
+  const std::string name = n.as_string();
+  if (allow_auto && name == "auto") return std::nullopt;
+  const auto a = net::parse_algorithm(name);
+  if (!a)
+    n.fail(fmt::format("unknown collective algorithm '{}'; allowed: {}{}", name, allow_auto ? "auto, " : "",
+                       net::algorithm_names()));
+  return a;
+}
+
+std::optional<net::Protocol> read_protocol(const Node& n, bool allow_auto) {
+  const std::string name = n.as_string();
+  if (allow_auto && name == "auto") return std::nullopt;
+  const auto p = net::parse_protocol(name);
+  if (!p)
+    n.fail(fmt::format("unknown protocol '{}'; allowed: {}{}", name, allow_auto ? "auto, " : "", net::protocol_names()));
+  return p;
+}
+
 net::CollectiveLibrary parse_collective_library(const Node& root) {
   MapReader r(root);
   for (const char* k : {"name", "algorithms", "ll_max_busbw", "tree_size_correction", "sources"}) (void)r.optional(k);

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "inflect/core/error.hpp"
+#include "inflect/io/collective_library_loader.hpp"
 
 namespace inflect::io {
 namespace {
@@ -32,16 +33,8 @@ Profile parse_profile(const Node& root) {
     const std::filesystem::path rel(d->as_string());
     out.device_file = rel.is_absolute() ? rel.string() : (std::filesystem::path(root.file()).parent_path() / rel).string();
   }
-  if (auto a = r.optional("algorithm")) {
-    const std::string name = a->as_string();
-    out.algorithm = net::parse_algorithm(name);
-    if (!out.algorithm) a->fail(fmt::format("unknown collective algorithm '{}'; allowed: {}", name, net::algorithm_names()));
-  }
-  if (auto pr = r.optional("protocol")) {
-    const std::string name = pr->as_string();
-    out.protocol = net::parse_protocol(name);
-    if (!out.protocol) pr->fail(fmt::format("unknown protocol '{}'; allowed: {}", name, net::protocol_names()));
-  }
+  if (auto a = r.optional("algorithm")) out.algorithm = read_algorithm(*a, /*allow_auto=*/false);
+  if (auto pr = r.optional("protocol")) out.protocol = read_protocol(*pr, /*allow_auto=*/false);
   std::vector<Node> items;
   if (auto c = r.optional("collectives")) items = c->items();
   if (items.empty() && out.device_file.empty() && !out.algorithm && !out.protocol)

@@ -153,20 +153,8 @@ net::CollectiveSettings parse_collectives(const std::optional<Node>& node) {
     declare(r, {"library", "algorithm", "protocol"});
     const std::optional<Node> lib_node = r.optional("library");
     if (lib_node) library = lib_node->as_string();
-    if (auto a = r.optional("algorithm")) {
-      const std::string name = a->as_string();
-      if (name != "auto") {
-        c.algorithm = net::parse_algorithm(name);
-        if (!c.algorithm) a->fail(fmt::format("unknown collective algorithm '{}'; allowed: auto, {}", name, net::algorithm_names()));
-      }
-    }
-    if (auto p = r.optional("protocol")) {
-      const std::string name = p->as_string();
-      if (name != "auto") {
-        c.protocol = net::parse_protocol(name);
-        if (!c.protocol) p->fail(fmt::format("unknown protocol '{}'; allowed: auto, {}", name, net::protocol_names()));
-      }
-    }
+    if (auto a = r.optional("algorithm")) c.algorithm = read_algorithm(*a, /*allow_auto=*/true);
+    if (auto p = r.optional("protocol")) c.protocol = read_protocol(*p, /*allow_auto=*/true);
     if (library.size() > 5 && library.compare(library.size() - 5, 5, ".yaml") == 0) {
       // A library file of the user's own (a newer NCCL's figures, say), relative to the topology.
       const std::filesystem::path rel(library);

@@ -1,6 +1,7 @@
 #pragma once
 // calibration/collectives/*.yaml -> net::CollectiveLibrary: a collective library's own cost
 // figures per algorithm and protocol, embedded into the binary like the device catalog.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,11 @@
 #include "inflect/net/collective_library.hpp"
 
 namespace inflect::io {
+
+/// A collective algorithm or protocol named at `n` (a topology's `collectives:`, a profile):
+/// "auto", where `allow_auto`, is none; an unknown name is an input error at `n` listing the choices.
+std::optional<net::Algorithm> read_algorithm(const Node& n, bool allow_auto);
+std::optional<net::Protocol> read_protocol(const Node& n, bool allow_auto);
 
 /// Parses one library document (strict keys; a source for every figure group).
 net::CollectiveLibrary parse_collective_library(const Node& root);
