@@ -15,9 +15,9 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-std::string pct(double v) { return std::isnan(v) ? "-" : fmt::format("{:.1f}%", 100 * v); }
-
 }  // namespace
+
+std::string percent(double fraction) { return std::isnan(fraction) ? "-" : fmt::format("{:.1f}%", 100 * fraction); }
 
 TableErrors table_errors(const TableCheck& check) {
   std::vector<double> sizes, meas, sim;
@@ -91,7 +91,7 @@ Calibration calibrate(const std::vector<NcclTable>& tables, const net::TopologyS
         fitted.push_back(fitted_time(fit, p));
       }
       fit.source = fmt::format("{}: {} rows from {:.0f} B; fitted mean error {}", names, pts.size(), min_size,
-                               pct(mean_abs_rel_error(sizes, meas, fitted, 0, 1e300)));
+                               percent(mean_abs_rel_error(sizes, meas, fitted, 0, 1e300)));
       out.profile.fits.push_back(fit);
     }
   }

@@ -46,15 +46,15 @@ calib::NcclTable read_table(const std::string& path, const std::string& collecti
   return calib::parse_nccl_tests(io::read_text_file(path, "nccl-tests result file"), path, kind_arg(collective));
 }
 
-std::string pct(double v) { return std::isnan(v) ? "-" : fmt::format("{:.1f}%", 100 * v); }
+using calib::percent;
 
 }  // namespace
 
 int cmd_check_collectives(const CheckCollectivesArgs& a) {
-  net::TopologySpec spec = io::load_topology(a.topology);
+  net::TopologySpec spec = io::load_topology(a.table.topology);
   if (!a.profile.empty()) io::apply_profile(spec, io::load_profile(a.profile).collectives);
-  const calib::NcclTable table = read_table(a.file, a.collective);
-  const calib::TableGroup group = calib::table_group(table, spec, a.ranks, a.nodes);
+  const calib::NcclTable table = read_table(a.file, a.table.collective);
+  const calib::TableGroup group = calib::table_group(table, spec, a.table.ranks, a.table.nodes);
   const calib::TableCheck check = calib::check_table(table, spec, group);
   std::printf("# %s (%s): %d ranks, %d node%s x %d, on %s%s\n", a.file.c_str(), table.format.c_str(), group.ranks,
               group.nodes, group.nodes == 1 ? "" : "s", group.per_node, spec.name.c_str(),
@@ -72,8 +72,8 @@ int cmd_check_collectives(const CheckCollectivesArgs& a) {
   }
   for (const auto& s : check.skipped) std::printf("# skipped %s\n", s.c_str());
   const calib::TableErrors e = calib::table_errors(check);
-  std::printf("MAPE %s over %d rows (>= 1 MiB)\n", pct(e.large).c_str(), e.large_rows);
-  if (e.small_rows > 0) std::printf("MAPE %s over %d rows (< 1 MiB)\n", pct(e.small).c_str(), e.small_rows);
+  std::printf("MAPE %s over %d rows (>= 1 MiB)\n", percent(e.large).c_str(), e.large_rows);
+  if (e.small_rows > 0) std::printf("MAPE %s over %d rows (< 1 MiB)\n", percent(e.small).c_str(), e.small_rows);
   return 0;
 }
 
@@ -137,8 +137,8 @@ std::string calibrated_device(const std::vector<calib::GemmSweep>& sweeps, const
       c.push_back(gemm_model_s(after, *u.point));
     }
     std::printf("%-64s  %5zu  %-7d  %-11s  %-11s\n", s.file.c_str(), s.points.size(), kept,
-                pct(calib::mean_abs_rel_error(sizes, meas, b, 0, 2)).c_str(),
-                pct(calib::mean_abs_rel_error(sizes, meas, c, 0, 2)).c_str());
+                percent(calib::mean_abs_rel_error(sizes, meas, b, 0, 2)).c_str(),
+                percent(calib::mean_abs_rel_error(sizes, meas, c, 0, 2)).c_str());
   }
   return text;
 }
@@ -146,7 +146,7 @@ std::string calibrated_device(const std::vector<calib::GemmSweep>& sweeps, const
 }  // namespace
 
 int cmd_calibrate(const CalibrateArgs& a) {
-  net::TopologySpec spec = io::load_topology(a.topology);
+  net::TopologySpec spec = io::load_topology(a.table.topology);
   namespace fs = std::filesystem;
   std::vector<std::string> files;
   if (fs::is_directory(a.path)) {
@@ -173,7 +173,7 @@ int cmd_calibrate(const CalibrateArgs& a) {
   std::vector<calib::TelemetryTable> logs;
   for (const auto& f : files) {
     if (fs::path(f).extension() != ".csv") {
-      tables.push_back(read_table(f, a.collective));
+      tables.push_back(read_table(f, a.table.collective));
       continue;
     }
     // A CSV is a GEMM sweep when its header names M, N and K, else a telemetry log.
@@ -185,13 +185,13 @@ int cmd_calibrate(const CalibrateArgs& a) {
   profile.name = name;
   profile.topology = spec.name;
   if (!tables.empty()) {
-    const calib::Calibration cal = calib::calibrate(tables, spec, name, a.ranks, a.nodes);
+    const calib::Calibration cal = calib::calibrate(tables, spec, name, a.table.ranks, a.table.nodes);
     std::printf("%-64s  %5s  %-11s  %-11s  %-11s  %-11s\n", "nccl-tests table", "rows", "model >=1M", "fitted >=1M",
                 "model <1M", "fitted <1M");
     for (const auto& t : cal.tables)
       std::printf("%-64s  %5d  %-11s  %-11s  %-11s  %-11s\n", t.file.c_str(), t.before.large_rows + t.before.small_rows,
-                  pct(t.before.large).c_str(), pct(t.after.large).c_str(), pct(t.before.small).c_str(),
-                  pct(t.after.small).c_str());
+                  percent(t.before.large).c_str(), percent(t.after.large).c_str(), percent(t.before.small).c_str(),
+                  percent(t.after.small).c_str());
     profile = cal.profile;
   }
   // GEMM sweeps make a calibrated device, written beside the profile, which names it.
@@ -216,7 +216,7 @@ int cmd_calibrate(const CalibrateArgs& a) {
       "Fitted by `inflect calibrate {} --topology {}` on {} ({} file(s)).\n"
       "Per collective, fabric level and size range: time = latency + scale x + sqrt_coefficient sqrt(x), x\n"
       "the size times the model's wire time per byte for large messages on the group (docs/calibration.md).",
-      a.path, a.topology, date, files.size());
+      a.path, a.table.topology, date, files.size());
   std::ofstream out(a.out);
   if (!out) throw core::Error(core::ErrorKind::io, fmt::format("cannot write '{}'", a.out));
   out << calib::profile_yaml(profile, header, device_file);

@@ -62,23 +62,26 @@ struct CollectiveArgs {
   std::string protocol;
 };
 
+/// How measured nccl-tests tables are read onto a cluster (check-collectives and calibrate).
+struct TableArgs {
+  std::string topology;
+  std::string collective;  // when a file does not say
+  std::optional<int> ranks, nodes;
+};
+
 struct CheckCollectivesArgs {
   std::string file;
-  std::string topology;
   std::string profile;
-  std::string collective;  // when the file does not say
-  std::optional<int> ranks, nodes;
+  TableArgs table;
 };
 
 struct CalibrateArgs {
   std::string path;  // a results file or a folder of them
-  std::string topology;
   std::string out;
   std::string name;  // the profile's name (default: the --out file's stem)
   std::string device;  // the catalog device GEMM sweeps calibrate (default: the topology's)
   std::optional<double> inlet_c;  // the inlet the telemetry ran at (thermal fits need it)
-  std::string collective;
-  std::optional<int> ranks, nodes;
+  TableArgs table;
 };
 
 int cmd_run(const RunArgs& a);

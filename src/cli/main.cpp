@@ -32,6 +32,14 @@ void add_catalog_option(CLI::App* cmd, std::vector<std::string>& into) {
       ->type_name("DIR");
 }
 
+// --topology T, --collective, --ranks, --nodes: how measured nccl-tests tables are read onto a cluster.
+void add_table_options(CLI::App* cmd, inflect::cli::TableArgs& t) {
+  cmd->add_option("--topology", t.topology, "topology YAML of the cluster the measurements ran on")->required();
+  cmd->add_option("--collective", t.collective, "the collective, when a file does not say");
+  cmd->add_option("--ranks", t.ranks, "ranks that ran it, when a file does not say")->check(CLI::PositiveNumber);
+  cmd->add_option("--nodes", t.nodes, "nodes they spanned (default: ranks / devices per node)")->check(CLI::PositiveNumber);
+}
+
 // --profile P: a calibrated profile (inflect calibrate) on every experiment the command runs.
 void add_profile_option(CLI::App* cmd, std::string& into) {
   cmd->add_option("--profile", into, "a calibrated profile (inflect calibrate): collectives, and the device if it has one, "
@@ -120,23 +128,17 @@ int main(int argc, char** argv) {
   cli::CheckCollectivesArgs check;
   auto* check_cmd = app.add_subcommand("check-collectives", "replay every row of a measured nccl-tests / rccl-tests table through the collective model: measured vs simulated time and busbw, and the mean error");
   check_cmd->add_option("file", check.file, "nccl-tests output (text, -J JSON, or a Markdown table)")->required();
-  check_cmd->add_option("--topology", check.topology, "topology YAML of the cluster it ran on")->required();
+  add_table_options(check_cmd, check.table);
   check_cmd->add_option("--profile", check.profile, "a calibrated profile (inflect calibrate) to check instead of the model");
-  check_cmd->add_option("--collective", check.collective, "the collective, when the file does not say");
-  check_cmd->add_option("--ranks", check.ranks, "ranks that ran it, when the file does not say")->check(CLI::PositiveNumber);
-  check_cmd->add_option("--nodes", check.nodes, "nodes they spanned (default: ranks / devices per node)")->check(CLI::PositiveNumber);
 
   cli::CalibrateArgs calib_args;
-  auto* calib_cmd = app.add_subcommand("calibrate", "fit the collective model to your nccl-tests results and write a profile (--profile for run and check-collectives)");
-  calib_cmd->add_option("path", calib_args.path, "an nccl-tests result file, or a folder of them")->required();
-  calib_cmd->add_option("--topology", calib_args.topology, "topology YAML of the cluster they ran on")->required();
+  auto* calib_cmd = app.add_subcommand("calibrate", "fit the collective model to your nccl-tests results (and a device to your GEMM sweeps and telemetry) and write a profile (--profile for run, scan, search and check-collectives)");
+  calib_cmd->add_option("path", calib_args.path, "an nccl-tests result file, GEMM sweep or telemetry log, or a folder of them")->required();
+  add_table_options(calib_cmd, calib_args.table);
   calib_cmd->add_option("--out", calib_args.out, "the profile YAML to write")->required();
   calib_cmd->add_option("--name", calib_args.name, "the profile's name (default: the --out file's name)");
   calib_cmd->add_option("--device", calib_args.device, "the catalog device GEMM sweeps and telemetry (*.csv) calibrate (default: the topology's)");
   calib_cmd->add_option("--inlet-c", calib_args.inlet_c, "inlet air or coolant temperature (C) the telemetry ran at: needed to fit the thermal resistance");
-  calib_cmd->add_option("--collective", calib_args.collective, "the collective, when a file does not say");
-  calib_cmd->add_option("--ranks", calib_args.ranks, "ranks, when a file does not say")->check(CLI::PositiveNumber);
-  calib_cmd->add_option("--nodes", calib_args.nodes, "nodes they spanned (default: ranks / devices per node)")->check(CLI::PositiveNumber);
 
   cli::CollectiveArgs coll;
   auto* coll_cmd = app.add_subcommand("collective", "one collective's modelled time, algbw and busbw (nccl-tests' definitions), or a sweep as an nccl-tests table");

@@ -17,6 +17,8 @@ struct TableErrors {
   int large_rows = 0, small_rows = 0;
 };
 TableErrors table_errors(const TableCheck& check);
+/// An error as the reports print it: "12.3%", or "-" when there is none (NaN).
+std::string percent(double fraction);
 
 struct CalibratedTable {
   std::string file;
