@@ -81,16 +81,8 @@ namespace {
 
 /// The GEMM model's time for one measured row, on `device`.
 double gemm_model_s(const hw::ComputeModel& model, const calib::GemmPoint& p) {
-  core::KernelCost k;
-  k.cls = core::KernelClass::gemm;
-  k.precision = p.dtype;
-  k.m = p.m;
-  k.n = p.n;
-  k.k = p.k;
-  k.flops = core::Flops(2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k));
-  k.bytes = core::Bytes(core::bytes_per_element(p.dtype) *
-                        static_cast<double>(p.m * p.k + p.k * p.n + p.m * p.n));
-  return model.duration(k).seconds();
+  const auto d = [](std::int64_t v) { return static_cast<double>(v); };
+  return model.duration(core::gemm_cost(d(p.m), d(p.n), d(p.k), p.dtype)).seconds();
 }
 
 /// The catalog device with every sweep as its curve for the sweep's precision and the thermal fit

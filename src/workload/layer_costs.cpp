@@ -18,18 +18,8 @@ using core::Precision;
 
 double d(std::int64_t v) { return static_cast<double>(v); }
 
-// One GEMM C[m,n] = A[m,k] B[k,n]: 2mnk FLOPs; HBM traffic is the compulsory read of A and B and
-// write of C (tiles are re-read from L2, not HBM, for the shapes of a transformer).
 KernelSpec gemm(std::string name, double m, double n, double k, Precision p) {
-  KernelCost c;
-  c.cls = KernelClass::gemm;
-  c.precision = p;
-  c.flops = Flops(2 * m * n * k);
-  c.bytes = Bytes((m * k + k * n + m * n) * core::bytes_per_element(p));
-  c.m = static_cast<std::int64_t>(m);
-  c.n = static_cast<std::int64_t>(n);
-  c.k = static_cast<std::int64_t>(k);
-  return {std::move(name), c};
+  return {std::move(name), core::gemm_cost(m, n, k, p)};
 }
 
 // A forward GEMM (m, n, k) costs two GEMMs in backward: the input gradient dA = dC B^T (m, k, n)

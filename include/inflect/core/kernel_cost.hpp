@@ -28,4 +28,18 @@ struct KernelCost {
   std::int64_t m = 0, n = 0, k = 0, batch = 1;  // GEMM C[m,n] = A[m,k] B[k,n], `batch` times
 };
 
+/// One GEMM C[m,n] = A[m,k] B[k,n]: 2mnk FLOPs; HBM traffic is the compulsory read of A and B and
+/// write of C (tiles are re-read from L2, not HBM, for the shapes of a transformer).
+inline KernelCost gemm_cost(double m, double n, double k, Precision p) {
+  KernelCost c;
+  c.cls = KernelClass::gemm;
+  c.precision = p;
+  c.flops = Flops(2 * m * n * k);
+  c.bytes = Bytes((m * k + k * n + m * n) * bytes_per_element(p));
+  c.m = static_cast<std::int64_t>(m);
+  c.n = static_cast<std::int64_t>(n);
+  c.k = static_cast<std::int64_t>(k);
+  return c;
+}
+
 }  // namespace inflect::core
