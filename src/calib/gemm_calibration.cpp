@@ -92,35 +92,6 @@ std::vector<GemmUse> usable_gemm_points(const GemmSweep& sweep, const hw::Device
   return uses;
 }
 
-bool looks_like_gemm_sweep(std::string_view csv) {
-  std::size_t pos = 0;
-  while (pos < csv.size()) {
-    const std::size_t nl = std::min(csv.find('\n', pos), csv.size());
-    std::string line(csv.substr(pos, nl - pos));
-    pos = nl + 1;
-    if (line.empty() || line[0] == '#') continue;
-    for (char& c : line) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    bool m = false, n = false, k = false;
-    std::string field;
-    for (std::size_t i = 0; i <= line.size(); ++i) {
-      const char c = i < line.size() ? line[i] : ',';
-      if (c == ',' || c == '\t' || c == ';') {
-        const auto a = field.find_first_not_of(" \"\r");
-        const auto b = field.find_last_not_of(" \"\r");
-        const std::string f = a == std::string::npos ? "" : field.substr(a, b - a + 1);
-        m = m || f == "m";
-        n = n || f == "n";
-        k = k || f == "k";
-        field.clear();
-      } else {
-        field += c;
-      }
-    }
-    return m && n && k;
-  }
-  return false;
-}
-
 std::string device_with_gemm_sweep(const std::string& device_yaml, const hw::DeviceSpec& device, const GemmSweep& sweep,
                                    const std::string& name, const std::string& measurement_id, const std::string& source) {
   if (sweep.points.empty()) throw core::Error(core::ErrorKind::input, fmt::format("{}: no GEMM rows", sweep.file));

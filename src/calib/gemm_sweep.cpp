@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "calib/table_text.hpp"
+#include "inflect/core/error.hpp"
 
 namespace inflect::calib {
 
@@ -97,7 +98,32 @@ double positive(const std::string& cell, const char* name, std::string_view file
   return *v;
 }
 
+/// The header row's separator, as the files are written: a tab when the line has tabs and no comma.
+char separator_of(std::string_view header) {
+  return header.find(',') == std::string_view::npos && header.find('\t') != std::string_view::npos ? '\t' : ',';
+}
+
 }  // namespace
+
+bool looks_like_gemm_sweep(std::string_view text) {
+  for (const auto& l : detail::split_lines(text)) {
+    const std::string_view t = detail::trim(l.text);
+    if (t.empty() || t.front() == '#') continue;
+    bool m = false, n = false, k = false;
+    try {
+      for (const auto& field : detail::split_csv(t, separator_of(t), false, "", l.number)) {
+        const std::string base = detail::column_name(field).base;
+        m = m || base == "m";
+        n = n || base == "n";
+        k = k || base == "k";
+      }
+    } catch (const core::Error&) {
+      return false;  // not a CSV header this parser can read
+    }
+    return m && n && k;
+  }
+  return false;
+}
 
 GemmSweep parse_gemm_sweep(std::string_view text, std::string_view file_name, std::optional<core::Precision> dtype) {
   GemmSweep sweep;
@@ -111,7 +137,7 @@ GemmSweep parse_gemm_sweep(std::string_view text, std::string_view file_name, st
     const std::string_view t = detail::trim(l.text);
     if (t.empty() || t.front() == '#') continue;
     if (!cols) {
-      sep = t.find(',') == std::string_view::npos && t.find('\t') != std::string_view::npos ? '\t' : ',';
+      sep = separator_of(t);
       const auto header = detail::split_csv(t, sep, false, file_name, l.number);
       cols = find_columns(header, file_name, l.number);
       if (!cols->dtype && !dtype)

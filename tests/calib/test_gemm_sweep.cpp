@@ -115,3 +115,14 @@ TEST_CASE("gemm sweep: the docs' example, the H200 trace's bf16 sweep as CSV") {
   CHECK(s.points[1].tflops == doctest::Approx(764.63).epsilon(1e-4));
   CHECK(s.points[4].line == 7);
 }
+
+TEST_CASE("gemm sweep: a CSV is told from a telemetry log by its header naming M, N and K") {
+  using inflect::calib::looks_like_gemm_sweep;
+  CHECK(looks_like_gemm_sweep("# H200 bf16\nM,N,K,dtype,time_us\n1024,1024,1024,bf16,10\n"));
+  CHECK(looks_like_gemm_sweep("m\tn\tk\ttflops\n"));
+  CHECK(looks_like_gemm_sweep("M, N, K [elements], precision, Time [ms]\n"));
+  CHECK(!looks_like_gemm_sweep("t_mono,power_mw,energy_mj,sm_mhz,temp_c\n32.4,79735,1,345,40\n"));
+  CHECK(!looks_like_gemm_sweep("M,N,dtype,time_us\n"));  // no K
+  CHECK(!looks_like_gemm_sweep("\"M,N,K\n"));           // an unclosed quote: not a header it can read
+  CHECK(!looks_like_gemm_sweep("# only comments\n\n"));
+}

@@ -24,9 +24,6 @@ struct GemmUse {
 /// with the reason. Every point must be of one precision.
 std::vector<GemmUse> usable_gemm_points(const GemmSweep& sweep, const hw::DeviceSpec& device);
 
-/// Whether a CSV is a GEMM sweep (its header names M, N and K) rather than another log.
-bool looks_like_gemm_sweep(std::string_view csv);
-
 /// `device_yaml` (the catalog device's file) renamed to `name`, with the sweep appended to
 /// gemm.measurements (id `measurement_id`, its source `source`, excluded points kept and marked)
 /// and gemm.curves.<precision> built from it alone. Throws core::Error(input) when no point is

@@ -45,4 +45,8 @@ GemmSweep parse_gemm_sweep(std::string_view text, std::string_view file_name,
 /// ...); nullopt for anything else.
 std::optional<core::Precision> parse_gemm_dtype(std::string_view s);
 
+/// Whether a CSV is a GEMM sweep rather than another log: its header row (the first line that is
+/// neither blank nor a `#` comment, split as parse_gemm_sweep splits it) names M, N and K.
+bool looks_like_gemm_sweep(std::string_view text);
+
 }  // namespace inflect::calib
