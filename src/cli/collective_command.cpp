@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "inflect/calib/collective_check.hpp"
+#include "inflect/calib/nccl_tests.hpp"
 #include "inflect/core/error.hpp"
 #include "inflect/core/units_parse.hpp"
 #include "inflect/io/topology_loader.hpp"
@@ -17,17 +19,16 @@
 namespace inflect::cli {
 namespace {
 
+// The collective as nccl-tests names it, in any of the spellings a results file may use (the one
+// reader of them, calib::parse_nccl_collective), and the model's collective for it.
 net::CollectiveOp parse_kind(const std::string& s) {
-  std::string k;
-  for (char c : s)
-    if (c != '_' && c != '-') k += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (k == "allreduce") return net::CollectiveOp::all_reduce;
-  if (k == "reducescatter") return net::CollectiveOp::reduce_scatter;
-  if (k == "allgather") return net::CollectiveOp::all_gather;
-  if (k == "alltoall") return net::CollectiveOp::all_to_all;
-  if (k == "sendrecv") return net::CollectiveOp::send_recv;
-  throw core::Error(core::ErrorKind::input,
-                    fmt::format("unknown collective '{}'; allowed: all_reduce, reduce_scatter, all_gather, all_to_all, sendrecv", s));
+  const auto kind = calib::parse_nccl_collective(s);
+  const auto op = kind ? calib::model_op(*kind) : std::nullopt;
+  if (!op)
+    throw core::Error(core::ErrorKind::input,
+                      fmt::format("{} collective '{}'; allowed: all_reduce, reduce_scatter, all_gather, all_to_all, sendrecv",
+                                  kind ? "unmodelled" : "unknown", s));
+  return *op;
 }
 
 double parse_size(const std::string& s, const char* what) {

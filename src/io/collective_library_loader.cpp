@@ -10,20 +10,15 @@
 namespace inflect::io {
 namespace {
 
-core::Seconds read_latency(const Node& n) {
-  core::Seconds s = n.as_duration();
-  if (!(s.value() >= 0 && s.value() < 1)) n.fail(fmt::format("'{}' is out of range; allowed: 0 to 1s", n.raw().Scalar()));
-  return s;
-}
 
 net::ProtocolCost parse_cost(const Node& node) {
   MapReader r(node);
   for (const char* k : {"base", "intra_step", "inter_step", "bandwidth_factor", "pipelined"}) (void)r.optional(k);
   r.finish();
   net::ProtocolCost c;
-  c.base = read_latency(r.required("base"));
-  c.intra_step = read_latency(r.required("intra_step"));
-  c.inter_step = read_latency(r.required("inter_step"));
+  c.base = read_short_latency(r.required("base"));
+  c.intra_step = read_short_latency(r.required("intra_step"));
+  c.inter_step = read_short_latency(r.required("inter_step"));
   Node f = r.required("bandwidth_factor");
   c.bandwidth_factor = f.as_double();
   // NCCL's smallest is RCCL's LL on a mesh, 0.08; below 1% a figure is a typo.
@@ -34,6 +29,12 @@ net::ProtocolCost parse_cost(const Node& node) {
 }
 
 }  // namespace
+
+core::Seconds read_short_latency(const Node& n) {
+  core::Seconds s = n.as_duration();
+  if (!(s.value() >= 0 && s.value() < 1)) n.fail(fmt::format("'{}' is out of range; allowed: 0 to 1s", n.raw().Scalar()));
+  return s;
+}
 
 std::optional<net::Algorithm> read_algorithm(const Node& n, bool allow_auto) {
   const std::string name = n.as_string();

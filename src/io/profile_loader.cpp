@@ -6,10 +6,27 @@
 #include <filesystem>
 
 #include "inflect/core/error.hpp"
+#include "inflect/calib/profile.hpp"
 #include "inflect/io/collective_library_loader.hpp"
 
 namespace inflect::io {
 namespace {
+
+constexpr net::CollectiveOp kOps[] = {net::CollectiveOp::all_reduce, net::CollectiveOp::reduce_scatter,
+                                      net::CollectiveOp::all_gather, net::CollectiveOp::all_to_all,
+                                      net::CollectiveOp::send_recv};
+constexpr net::FabricLevel kLevels[] = {net::FabricLevel::intra_node, net::FabricLevel::inter_node};
+
+/// The value of `all` whose key(value) is written at `n`; else the reader's choice error.
+template <class T, std::size_t N>
+T by_key(const Node& n, const T (&all)[N], const char* (*key)(T)) {
+  std::vector<std::string> names;
+  for (T v : all) names.emplace_back(key(v));
+  const std::string name = n.as_choice(names);
+  for (T v : all)
+    if (name == key(v)) return v;
+  return all[0];  // as_choice accepted one of the names
+}
 
 double in_range(const Node& n, double lo, double hi, bool lo_open) {
   const double v = n.as_double();
@@ -44,18 +61,10 @@ Profile parse_profile(const Node& root) {
     for (const char* k : {"collective", "level", "min_size", "latency", "scale", "sqrt_coefficient", "source"}) (void)fr.optional(k);
     fr.finish();
     net::CollectiveFit f;
-    const std::string op =
-        fr.required("collective").as_choice({"all_reduce", "reduce_scatter", "all_gather", "all_to_all", "send_recv"});
-    f.op = op == "all_reduce"       ? net::CollectiveOp::all_reduce
-           : op == "reduce_scatter" ? net::CollectiveOp::reduce_scatter
-           : op == "all_gather"     ? net::CollectiveOp::all_gather
-           : op == "all_to_all"     ? net::CollectiveOp::all_to_all
-                                    : net::CollectiveOp::send_recv;
-    f.level = fr.required("level").as_choice({"intra_node", "inter_node"}) == "intra_node" ? net::FabricLevel::intra_node
-                                                                                         : net::FabricLevel::inter_node;
-    Node lat = fr.required("latency");
-    f.latency = lat.as_duration();
-    if (!(f.latency.value() >= 0 && f.latency.value() < 1)) lat.fail("latency is out of range; allowed: 0 to 1s");
+    // The names are the ones calibrate writes (calib::op_key, calib::level_key): one table for both.
+    f.op = by_key(fr.required("collective"), kOps, &calib::op_key);
+    f.level = by_key(fr.required("level"), kLevels, &calib::level_key);
+    f.latency = read_short_latency(fr.required("latency"));
     // A fit's scale is the measured wire time over the model's: far from 1 it is another cluster.
     f.scale = in_range(fr.required("scale"), 1e-3, 1e3, true);
     f.sqrt_coefficient = in_range(fr.required("sqrt_coefficient"), 0, 1, false);
@@ -63,8 +72,8 @@ Profile parse_profile(const Node& root) {
     f.source = fr.required("source").as_string();
     for (const auto* other : p.find(f.op, f.level))
       if (other->min_size.value() == f.min_size.value())
-        item.fail(fmt::format("a second fit for {} at {} from {} bytes; give one per collective, level and min_size", op,
-                              f.level == net::FabricLevel::intra_node ? "intra_node" : "inter_node", f.min_size.value()));
+        item.fail(fmt::format("a second fit for {} at {} from {} bytes; give one per collective, level and min_size",
+                              calib::op_key(f.op), calib::level_key(f.level), f.min_size.value()));
     p.fits.push_back(std::move(f));
   }
   return out;

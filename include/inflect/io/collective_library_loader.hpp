@@ -10,6 +10,10 @@
 
 namespace inflect::io {
 
+/// A collective latency at `n` (a library's step or base latency, a profile's fit): 0 to 1 s, else
+/// an input error at `n`.
+core::Seconds read_short_latency(const Node& n);
+
 /// A collective algorithm or protocol named at `n` (a topology's `collectives:`, a profile):
 /// "auto", where `allow_auto`, is none; an unknown name is an input error at `n` listing the choices.
 std::optional<net::Algorithm> read_algorithm(const Node& n, bool allow_auto);
