@@ -326,6 +326,11 @@ void read_training(const Seen& seen, plan::Experiment& e) {
   auto prec = core::parse_precision(p);
   core::check_invariant(prec.has_value(), "the option table lists only parseable precisions");
   t.precision = *prec;
+  t.fp8.attention = seen.value("training.fp8.attention").as_bool();
+  t.fp8.output_head = seen.value("training.fp8.output_head").as_bool();
+  if (t.precision != core::Precision::fp8 && seen.get("training.fp8"))
+    seen.at("training.fp8").fail(fmt::format("training.fp8 applies only with precision fp8 (this experiment trains in {})",
+                                             core::to_string(t.precision)));
 }
 
 void read_order(const Seen& seen, plan::ParallelPlan& p) {

@@ -125,6 +125,15 @@ std::vector<OptionSpec> build() {
                       "Sequences per micro-batch on one data-parallel rank."));
   t.push_back(choice("training.precision", {"fp32", "tf32", "bf16", "fp16", "fp8"}, "bf16",
                      "Compute precision of the GEMMs; the device must support it."));
+  t.push_back(section("training.fp8", D::value,
+                      "With precision fp8: what runs in FP8 beyond the linear layers' GEMMs (which always do, "
+                      "with Transformer Engine's cast kernels; everything else stays BF16). docs/precision.md."));
+  t.push_back(opt("training.fp8.attention", T::boolean, "", D::value, "false",
+                  "The attention core in FP8 (Transformer Engine's fp8_dpa, Megatron's "
+                  "--fp8-dot-product-attention); off by default, as there."));
+  t.push_back(opt("training.fp8.output_head", T::boolean, "", D::value, "false",
+                  "The output (vocabulary) projection in FP8; off by default: Megatron-Core's output_layer "
+                  "is not a TE module and torchtitan leaves `output` out of its FP8 conversion."));
   t.push_back(integer("training.steps", "steps", D::value, "1", 1, 10000,
                       "Consecutive steps to simulate, for the thermal state (a warm start): step 1 "
                       "starts every device at its idle temperature; each later step at the "

@@ -66,7 +66,7 @@ void DataParallelOps::layer_grads(RankId r, int chunk, int layer, bool last, Ste
 // parallel group, none when that group is one rank. Both run on the gather stream, in order, so
 // the returned position (the last gather in `out`) is the one the layer's first op waits on.
 int DataParallelOps::gather_params(RankId r, int layer, int mb, Phase ph, StepOps& out) {
-  const double bpe = core::bytes_per_element(ctx_.experiment.training.precision);
+  const double bpe = core::bytes_per_element(core::activation_precision(ctx_.experiment.training.precision));  // BF16 weights in FP8 recipes
   const LayerShard held = layer_shard(ctx_.model, layer, ctx_.plan.tp, ctx_.plan.ep);
   comm(streams_.dp_gather,
        groups_.collective(CollectiveKind::all_gather, ParallelDim::dp, groups_.group(kDp, r), held.dense * bpe, "dp_ag_layer_params"), ph, layer,
@@ -109,7 +109,7 @@ void DataParallelOps::optimizer_step(RankId r, int stage, StepOps& out) {
   }
   compute(streams_.compute, blocks_.optimizer[si], Phase::optimizer, -1, 0, out);
   if (ctx_.plan.zero == 1 || ctx_.plan.zero == 2) {
-    const double bpe = core::bytes_per_element(ctx_.experiment.training.precision);
+    const double bpe = core::bytes_per_element(core::activation_precision(ctx_.experiment.training.precision));  // BF16 weights in FP8 recipes
     const StageMemory& held = ctx_.memory.stages[si];
     const double experts = ctx_.plan.ep > 1 ? held.expert_params : 0.0;
     if (ctx_.dp_group_size > 1)

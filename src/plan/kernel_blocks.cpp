@@ -181,10 +181,20 @@ KernelBlocks::KernelBlocks(const PlanContext& ctx, workload::ExecutionGraph& g) 
       if (core::is_attention(k.cost.cls)) core.push_back(k);
     core_recompute = add_block("attn_core_recompute", core);
   }
-  for (int s = 0; s < ctx.plan.pp; ++s)
-    optimizer.push_back(
-        add_block(fmt::format("optimizer_stage{}", s),
-                  {workload::optimizer_step(ctx.stage_shard_params[static_cast<std::size_t>(s)], ctx.experiment.training.precision)}));
+  for (int s = 0; s < ctx.plan.pp; ++s) {
+    // The optimizer on the rank's shard; in an FP8 recipe then the FP8 copies of every linear
+    // weight the rank holds (TE makes them on the step's first micro-batch; timed here, at the end
+    // of the previous step, which puts the same work on the same rank once per step).
+    std::vector<workload::KernelSpec> ks{
+        workload::optimizer_step(ctx.stage_shard_params[static_cast<std::size_t>(s)], ctx.experiment.training.precision)};
+    double linear_params = 0;
+    for (int c : ctx.layout.chunks_of(s))
+      for (int l = ctx.layout.first_layer[static_cast<std::size_t>(c)];
+           l < ctx.layout.first_layer[static_cast<std::size_t>(c)] + ctx.layout.layers[static_cast<std::size_t>(c)]; ++l)
+        linear_params += layer_shard(ctx.model, l, ctx.plan.tp, ctx.plan.ep).total();
+    for (auto& k : workload::fp8_weight_casts(linear_params, ctx.experiment.training.precision)) ks.push_back(std::move(k));
+    optimizer.push_back(add_block(fmt::format("optimizer_stage{}", s), ks));
+  }
 }
 
 }  // namespace inflect::plan::compiler

@@ -24,6 +24,7 @@ workload::ShardShape shard_shape(const Experiment& e) {
   s.micro_batch = e.training.micro_batch;
   s.seq_len = e.training.seq_len;
   s.precision = e.training.precision;
+  s.fp8 = e.training.fp8;
   return s;
 }
 
@@ -73,7 +74,11 @@ MemoryEstimate estimate_memory(const Experiment& e, int dp) {
 MemoryEstimate estimate_memory(const Experiment& e, int dp, const ScheduleFacts& facts) {
   const auto& m = *e.workload.model;
   const auto& p = e.parallel;
-  const double bpe = core::bytes_per_element(e.training.precision);
+  // Weights, activations and messages are 16-bit in an FP8 recipe too (core::activation_precision).
+  const double bpe = core::bytes_per_element(core::activation_precision(e.training.precision));
+  // Transformer Engine keeps each linear weight's FP8 copy and its transpose from the step's first
+  // micro-batch to its last (fp8_weight_casts): 2 B per linear parameter beside the BF16 weight.
+  const double fp8_copy_bytes = e.training.precision == core::Precision::fp8 ? 2 : 0;
   const PipelineLayout& layout = facts.layout;
   const core::Bytes per_layer = workload::activation_bytes_per_layer(m, shard_shape(e), p.recompute);
   const core::Bytes per_layer_moe =
@@ -89,9 +94,11 @@ MemoryEstimate estimate_memory(const Experiment& e, int dp, const ScheduleFacts&
     double params = 0, experts = 0;  // before TP (and, for routed experts, EP) sharding
     bool starts = false, ends = false;  // holds the first / last chunk of a route
     bool moe_layers = false;
+    double linear_params = 0;  // the rank's share of its layers' weights (after TP and EP)
     for (int c : layout.chunks_of(s)) {
       const auto ci = static_cast<std::size_t>(c);
       for (int l = layout.first_layer[ci]; l < layout.first_layer[ci] + layout.layers[ci]; ++l) {
+        linear_params += layer_shard(m, l, p.tp, p.ep).total();
         params += m.layer_params(l) - m.routed_expert_params(l);
         experts += m.routed_expert_params(l);
         moe_layers = moe_layers || m.moe_layer(l);
@@ -133,8 +140,9 @@ MemoryEstimate estimate_memory(const Experiment& e, int dp, const ScheduleFacts&
           widest = std::max(widest, held);
           all += held;
         }
-      weights += (p.reshard_after_forward ? 2 * widest : all) * bpe;
+      weights += (p.reshard_after_forward ? 2 * widest : all) * (bpe + fp8_copy_bytes);
     }
+    weights += fp8_copy_bytes * (p.zero >= 3 ? 0 : linear_params);
     st.weights = core::Bytes(weights);
     st.gradients = core::Bytes(sharded(gbytes, 2));
     st.optimizer = core::Bytes(sharded(12, 1));

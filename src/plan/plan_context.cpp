@@ -22,7 +22,7 @@ PlanContext::PlanContext(const Experiment& e, const CompileOptions& o)
   replicas = shards.replicas;
   grad_bytes = grad_bytes_per_param(e.training.precision);
   pp_message_bytes = static_cast<double>(e.training.micro_batch * e.training.seq_len / plan.cp * model.hidden) *
-                     core::bytes_per_element(e.training.precision) / (plan.sequence_parallel ? plan.tp : 1);
+                     core::bytes_per_element(core::activation_precision(e.training.precision)) / (plan.sequence_parallel ? plan.tp : 1);
   edp_group_size = dp * plan.cp / plan.ep;
 
   memory = estimate_memory(e, dp, schedule_facts(plan.schedule, shape));  // the shape derived above

@@ -89,7 +89,7 @@ const Estimator::LayerTimes& Estimator::layer_times(const Candidate& c) {
   t.head_f = seconds_of(workload::head_fwd(m, s));
   t.head_b = seconds_of(workload::head_bwd(m, s));
   const double tokens = static_cast<double>(c.micro_batch * e_.training.seq_len / c.cp);
-  t.pp_bytes = tokens * static_cast<double>(m.hidden) * core::bytes_per_element(e_.training.precision) /
+  t.pp_bytes = tokens * static_cast<double>(m.hidden) * core::bytes_per_element(core::activation_precision(e_.training.precision)) /
                (c.sequence_parallel ? c.tp : 1);
   return t;
 }
@@ -142,7 +142,7 @@ Estimate Estimator::estimate(const Candidate& c, bool even_if_over_memory) {
 
   const LayerTimes& t = layer_times(c);
   const double ci = e_.cluster.device.comm_interference;
-  const double bpe = core::bytes_per_element(e_.training.precision);
+  const double bpe = core::bytes_per_element(core::activation_precision(e_.training.precision));
   const double gbytes = plan::grad_bytes_per_param(e_.training.precision);
   const int p = c.pp;
   const bool dual = c.schedule == plan::Schedule::dualpipe || c.schedule == plan::Schedule::dualpipev;
@@ -379,7 +379,12 @@ Estimate Estimator::estimate(const Candidate& c, bool even_if_over_memory) {
   }
 
   // The optimizer's time grows with the parameters it updates: the largest stage's bounds the step.
-  const double optimizer = kernel_s(workload::optimizer_step(most_shard_params, e_.training.precision).cost);
+  double optimizer = kernel_s(workload::optimizer_step(most_shard_params, e_.training.precision).cost);
+  // FP8 recipes: the per-step FP8 weight copies of the largest stage (its held parameters; the
+  // embedding's share is small and counted too, an upper bound).
+  double most_params = 0;
+  for (const plan::StageMemory& st : mem.stages) most_params = std::max(most_params, st.params);
+  for (const auto& k : workload::fp8_weight_casts(most_params, e_.training.precision)) optimizer += kernel_s(k.cost);
   out.compute_s = mbs * (best_f.compute + best_b.compute) + optimizer + interference;
   out.tp_s = mbs * (best_f.tp + best_b.tp);
   out.cp_s = mbs * (best_f.cp + best_b.cp);

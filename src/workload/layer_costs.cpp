@@ -62,7 +62,14 @@ constexpr double kFlashBwdFlopRatio = 2.5;
 struct Dims {
   double b, s_local, s_full, h, tokens, norm_tokens, tp, q_width, kv_width, ffn, bpe;
   bool gpt;
-  Precision p;
+  Precision p;   // activations, norms, element-wise kernels, attention (unless fp8_attention)
+  Precision gp;  // the linear layers' GEMMs
+  bool fp8;      // gp is FP8: Transformer Engine's casts come with every linear GEMM
+  /// The norm before a linear layer writes its output in FP8 directly (TE's LayerNormLinear), so
+  /// the layer needs only a transpose; not with sequence parallelism, where the norm's output is
+  /// all-gathered in BF16 first and cast after the gather.
+  bool norm_writes_fp8;
+  Precision attn_p;  // the attention core
 };
 
 Dims dims(const ModelSpec& m, const ShardShape& s) {
@@ -81,15 +88,61 @@ Dims dims(const ModelSpec& m, const ShardShape& s) {
   x.q_width = x.h / s.tp;
   x.kv_width = d(m.kv_heads) * d(m.head_dim()) / s.tp;
   x.ffn = d(m.ffn_hidden) / s.tp;
-  x.bpe = core::bytes_per_element(s.precision);
+  x.p = core::activation_precision(s.precision);
+  x.bpe = core::bytes_per_element(x.p);
+  x.gp = s.precision;
+  x.fp8 = s.precision == Precision::fp8;
+  x.norm_writes_fp8 = x.fp8 && !(s.sequence_parallel && s.tp > 1);
+  x.attn_p = x.fp8 && s.fp8.attention ? Precision::fp8 : x.p;
   x.gpt = m.mlp == MlpKind::gelu;
-  x.p = s.precision;
   return x;
 }
 
-KernelSpec norm_fwd(const std::string& name, const Dims& x) {
+// ---- Transformer Engine's FP8 linear layers (delayed or current per-tensor scaling on Hopper)
+// An FP8 GEMM on Hopper takes both operands K-major, so every tensor a linear layer multiplies is
+// cast to FP8 twice over: as it is (for the forward or the input gradient) and transposed (for
+// the weight gradient). TE does this in one fused cast_transpose kernel per tensor: it reads the
+// 16-bit tensor and writes both FP8 copies (transformer_engine/common/transpose/cast_transpose.cu;
+// the amax of the tensor is taken in the same kernel). Per micro-batch that is the input of each
+// linear layer in forward and its output gradient in backward; the weights once per step
+// (fp8_weight_casts). The scale update from the amax history is one fused kernel per fp8_autocast
+// region (a few microseconds per micro-batch: not modelled). Names end in "_fp8_cast".
+constexpr double kCastTransposeBytes = 2 + 1 + 1;  // read BF16, write FP8 and its FP8 transpose
+constexpr double kTransposeBytes = 1 + 1;          // read FP8, write its transpose
+constexpr double kCastOps = 2;                     // scale and convert, per element (reports only)
+
+KernelSpec fp8_cast_transpose(const std::string& tensor, double elems) {
+  return memory(tensor + "_fp8_cast", kCastTransposeBytes * elems, kCastOps * elems, Precision::bf16);
+}
+KernelSpec fp8_transpose(const std::string& tensor, double elems) {
+  return memory(tensor + "_fp8_cast", kTransposeBytes * elems, 0, Precision::fp8);
+}
+
+/// How a linear layer's input reaches FP8.
+enum class Fp8Input : unsigned char { cast, from_norm };
+
+/// A linear layer's forward GEMM [m, n] = [m, k] x [k, n] in the linear precision, after its
+/// input's FP8 casts when that is FP8: a cast_transpose of the 16-bit input, or, where the norm
+/// before it already wrote FP8 (Dims::norm_writes_fp8), only the transpose.
+void linear_fwd(std::vector<KernelSpec>& out, const std::string& name, double m, double n, double k, const Dims& x,
+                Fp8Input in = Fp8Input::cast) {
+  if (x.fp8) out.push_back(in == Fp8Input::from_norm && x.norm_writes_fp8 ? fp8_transpose(name + "_input", m * k)
+                                                                         : fp8_cast_transpose(name + "_input", m * k));
+  out.push_back(gemm(name, m, n, k, x.gp));
+}
+
+/// Its backward: the output gradient's cast_transpose when FP8, then dgrad and wgrad.
+void linear_bwd(std::vector<KernelSpec>& out, const std::string& name, double m, double n, double k, const Dims& x) {
+  if (x.fp8) out.push_back(fp8_cast_transpose(name + "_output_grad", m * n));
+  gemm_bwd(out, name, m, n, k, x.gp);
+}
+
+// A norm reads its input and writes its output; before a linear layer (`feeds_linear`) in an FP8
+// recipe without SP, TE's fused LayerNormLinear writes that output in FP8 (1 byte).
+KernelSpec norm_fwd(const std::string& name, const Dims& x, bool feeds_linear = false) {
   double elems = x.norm_tokens * x.h;
-  return memory(name, 2 * elems * x.bpe, elems * (x.gpt ? kLayerNormOps : kRmsNormOps), x.p);
+  const double out_bytes = feeds_linear && x.norm_writes_fp8 ? 1 : x.bpe;
+  return memory(name, (x.bpe + out_bytes) * elems, elems * (x.gpt ? kLayerNormOps : kRmsNormOps), x.p);
 }
 
 // Norm backward reads the gradient and the saved input, writes the input gradient.
@@ -146,8 +199,8 @@ LayerKernels transformer_layer(const ModelSpec& m, const ShardShape& s) {
   const double attn_fwd = attn_fwd_flops(x, cp);
 
   // ---- attention block, forward
-  lk.attn_fwd.push_back(norm_fwd("input_norm", x));
-  lk.attn_fwd.push_back(gemm("qkv_proj", T, x.q_width + 2 * x.kv_width, x.h, x.p));
+  lk.attn_fwd.push_back(norm_fwd("input_norm", x, true));
+  linear_fwd(lk.attn_fwd, "qkv_proj", T, x.q_width + 2 * x.kv_width, x.h, x, Fp8Input::from_norm);
   if (!x.gpt) {
     double elems = T * (x.q_width + x.kv_width);  // rotary on Q and K
     lk.attn_fwd.push_back(memory("rotary", 2 * elems * x.bpe, elems * kRotaryOps, x.p));
@@ -155,31 +208,31 @@ LayerKernels transformer_layer(const ModelSpec& m, const ShardShape& s) {
   {
     KernelCost c;
     c.cls = KernelClass::attention;
-    c.precision = x.p;
+    c.precision = x.attn_p;
     c.flops = Flops(attn_fwd);
     c.bytes = Bytes(2 * q_bytes + kv_full_bytes);  // read Q, K, V; write O
     lk.attn_fwd.push_back({"attn_core", c});
   }
-  lk.attn_fwd.push_back(gemm("attn_out_proj", T, x.h, x.q_width, x.p));
+  linear_fwd(lk.attn_fwd, "attn_out_proj", T, x.h, x.q_width, x);
   lk.attn_fwd.push_back(block_out_fwd("attn", x));
 
   // ---- MLP block, forward
-  lk.mlp_fwd.push_back(norm_fwd("post_attn_norm", x));
+  lk.mlp_fwd.push_back(norm_fwd("post_attn_norm", x, true));
   if (x.gpt) {
-    lk.mlp_fwd.push_back(gemm("mlp_fc1", T, x.ffn, x.h, x.p));
+    linear_fwd(lk.mlp_fwd, "mlp_fc1", T, x.ffn, x.h, x, Fp8Input::from_norm);
     double elems = T * x.ffn;
     lk.mlp_fwd.push_back(memory("bias_gelu", 2 * elems * x.bpe, elems * kGeluOps, x.p));
   } else {
-    lk.mlp_fwd.push_back(gemm("mlp_gate_up", T, 2 * x.ffn, x.h, x.p));
+    linear_fwd(lk.mlp_fwd, "mlp_gate_up", T, 2 * x.ffn, x.h, x, Fp8Input::from_norm);
     double elems = T * x.ffn;
     lk.mlp_fwd.push_back(memory("swiglu", 3 * elems * x.bpe, elems * kSwigluOps, x.p));
   }
-  lk.mlp_fwd.push_back(gemm(x.gpt ? "mlp_fc2" : "mlp_down", T, x.h, x.ffn, x.p));
+  linear_fwd(lk.mlp_fwd, x.gpt ? "mlp_fc2" : "mlp_down", T, x.h, x.ffn, x);
   lk.mlp_fwd.push_back(block_out_fwd("mlp", x));
 
   // ---- MLP block, backward (runs first)
   block_out_bwd(lk.mlp_bwd, "mlp", x);
-  gemm_bwd(lk.mlp_bwd, x.gpt ? "mlp_fc2" : "mlp_down", T, x.h, x.ffn, x.p);
+  linear_bwd(lk.mlp_bwd, x.gpt ? "mlp_fc2" : "mlp_down", T, x.h, x.ffn, x);
   {
     double elems = T * x.ffn;
     if (x.gpt)  // read grad and saved input, write grad
@@ -187,17 +240,17 @@ LayerKernels transformer_layer(const ModelSpec& m, const ShardShape& s) {
     else        // read grad and saved gate/up, write both gradients
       lk.mlp_bwd.push_back(memory("swiglu_bwd", 5 * elems * x.bpe, 2 * elems * kSwigluOps, x.p));
   }
-  gemm_bwd(lk.mlp_bwd, x.gpt ? "mlp_fc1" : "mlp_gate_up", T, x.gpt ? x.ffn : 2 * x.ffn, x.h, x.p);
+  linear_bwd(lk.mlp_bwd, x.gpt ? "mlp_fc1" : "mlp_gate_up", T, x.gpt ? x.ffn : 2 * x.ffn, x.h, x);
   lk.mlp_bwd.push_back(norm_bwd("post_attn_norm_bwd", x));
   lk.mlp_bwd.push_back(residual_grad_add("mlp", x));
 
   // ---- attention block, backward
   block_out_bwd(lk.attn_bwd, "attn", x);
-  gemm_bwd(lk.attn_bwd, "attn_out_proj", T, x.h, x.q_width, x.p);
+  linear_bwd(lk.attn_bwd, "attn_out_proj", T, x.h, x.q_width, x);
   {
     KernelCost c;
     c.cls = KernelClass::attention_backward;
-    c.precision = x.p;
+    c.precision = x.attn_p;
     c.flops = Flops(kFlashBwdFlopRatio * attn_fwd);
     // read Q, O, dO, K, V; write dQ, dK, dV
     c.bytes = Bytes(4 * q_bytes + 2 * kv_full_bytes);
@@ -207,7 +260,7 @@ LayerKernels transformer_layer(const ModelSpec& m, const ShardShape& s) {
     double elems = T * (x.q_width + x.kv_width);
     lk.attn_bwd.push_back(memory("rotary_bwd", 2 * elems * x.bpe, elems * kRotaryOps, x.p));
   }
-  gemm_bwd(lk.attn_bwd, "qkv_proj", T, x.q_width + 2 * x.kv_width, x.h, x.p);
+  linear_bwd(lk.attn_bwd, "qkv_proj", T, x.q_width + 2 * x.kv_width, x.h, x);
   lk.attn_bwd.push_back(norm_bwd("input_norm_bwd", x));
   lk.attn_bwd.push_back(residual_grad_add("attn", x));
 
@@ -228,7 +281,7 @@ MoeKernels moe_mlp(const ModelSpec& m, const ShardShape& s) {
   const double copies = T * m.moe.top_k * k.load;  // token copies this rank's experts process
   const double per_expert = copies / local_experts;
   auto grouped = [&](std::string name, double rows, double n, double kk) {
-    KernelSpec g = gemm(std::move(name), rows, n, kk, x.p);
+    KernelSpec g = gemm(std::move(name), rows, n, kk, x.gp);
     const auto batch = static_cast<std::int64_t>(local_experts);
     g.cost.batch = batch;
     g.cost.flops = Flops(g.cost.flops.value() * local_experts);
@@ -239,17 +292,21 @@ MoeKernels moe_mlp(const ModelSpec& m, const ShardShape& s) {
 
   // ---- forward
   k.pre_fwd.push_back(norm_fwd("post_attn_norm", x));
+  // The router is not a Transformer Engine module: BF16 in FP8 recipes (Megatron-Core TopKRouter).
   k.pre_fwd.push_back(gemm("router", T, m.moe.experts, x.h, x.p));
   k.pre_fwd.push_back(memory("router_topk", 2 * T * m.moe.experts * 4, T * m.moe.experts * kAddOps, x.p));  // fp32 logits
   if (m.moe.shared_experts > 0) {
     const double sf = m.moe.shared_experts * fe;
-    k.pre_fwd.push_back(gemm("shared_up", T, x.gpt ? sf : 2 * sf, x.h, x.p));
+    linear_fwd(k.pre_fwd, "shared_up", T, x.gpt ? sf : 2 * sf, x.h, x);
     k.pre_fwd.push_back(memory("shared_act", 3 * T * sf * x.bpe, T * sf * kSwigluOps, x.p));
-    k.pre_fwd.push_back(gemm("shared_down", T, x.h, sf, x.p));
+    linear_fwd(k.pre_fwd, "shared_down", T, x.h, sf, x);
   }
   k.pre_fwd.push_back(memory("moe_permute", 2 * T * m.moe.top_k * x.h * x.bpe, 0, x.p));
+  // Routed experts are TE GroupedLinear modules: FP8 in FP8 recipes, each input cast first.
+  if (x.fp8) k.experts_fwd.push_back(fp8_cast_transpose("experts_up_input", copies * x.h));
   k.experts_fwd.push_back(grouped("experts_up", per_expert, up, x.h));
   k.experts_fwd.push_back(memory("experts_act", 3 * copies * fe * x.bpe, copies * fe * kSwigluOps, x.p));
+  if (x.fp8) k.experts_fwd.push_back(fp8_cast_transpose("experts_down_input", copies * fe));
   k.experts_fwd.push_back(grouped("experts_down", per_expert, x.h, fe));
   k.post_fwd.push_back(memory("moe_unpermute_combine", (T * m.moe.top_k + T) * x.h * x.bpe, T * m.moe.top_k * x.h * 2, x.p));
   k.post_fwd.push_back(block_out_fwd("mlp", x));
@@ -258,6 +315,7 @@ MoeKernels moe_mlp(const ModelSpec& m, const ShardShape& s) {
   block_out_bwd(k.post_bwd, "mlp", x);
   k.post_bwd.push_back(memory("moe_unpermute_combine_bwd", (T * m.moe.top_k + T) * x.h * x.bpe, T * m.moe.top_k * x.h * 2, x.p));
   auto grouped_bwd = [&](const std::string& name, double rows, double n, double kk) {
+    if (x.fp8) k.experts_bwd.push_back(fp8_cast_transpose(name + "_output_grad", rows * local_experts * n));
     k.experts_bwd.push_back(grouped(name + "_dgrad", rows, kk, n));
     k.experts_bwd.push_back(grouped(name + "_wgrad", kk, n, rows));
     k.experts_bwd.back().weight_gradient = true;
@@ -268,11 +326,11 @@ MoeKernels moe_mlp(const ModelSpec& m, const ShardShape& s) {
   k.pre_bwd.push_back(memory("moe_permute_bwd", 2 * T * m.moe.top_k * x.h * x.bpe, 0, x.p));
   if (m.moe.shared_experts > 0) {
     const double sf = m.moe.shared_experts * fe;
-    gemm_bwd(k.pre_bwd, "shared_down", T, x.h, sf, x.p);
+    linear_bwd(k.pre_bwd, "shared_down", T, x.h, sf, x);
     k.pre_bwd.push_back(memory("shared_act_bwd", 5 * T * sf * x.bpe, 2 * T * sf * kSwigluOps, x.p));
-    gemm_bwd(k.pre_bwd, "shared_up", T, x.gpt ? sf : 2 * sf, x.h, x.p);
+    linear_bwd(k.pre_bwd, "shared_up", T, x.gpt ? sf : 2 * sf, x.h, x);
   }
-  gemm_bwd(k.pre_bwd, "router", T, m.moe.experts, x.h, x.p);
+  gemm_bwd(k.pre_bwd, "router", T, m.moe.experts, x.h, x.p);  // BF16, as in forward
   k.pre_bwd.push_back(norm_bwd("post_attn_norm_bwd", x));
   k.pre_bwd.push_back(residual_grad_add("mlp", x));
 
@@ -313,7 +371,10 @@ std::vector<KernelSpec> head_fwd(const ModelSpec& m, const ShardShape& s) {
   const double v = d(m.vocab) / s.tp;
   std::vector<KernelSpec> out;
   out.push_back(norm_fwd("final_norm", x));
-  out.push_back(gemm("logits", x.tokens, v, x.h, x.p));
+  // Megatron-Core's output_layer is not a TE module and torchtitan leaves `output` out of its FP8
+  // conversion: the head stays in the activation precision unless fp8.output_head.
+  if (x.fp8 && s.fp8.output_head) linear_fwd(out, "logits", x.tokens, v, x.h, x);
+  else out.push_back(gemm("logits", x.tokens, v, x.h, x.p));
   // Vocab-parallel cross-entropy: read the logits, write the softmax kept for backward.
   double elems = x.tokens * v;
   out.push_back(memory("cross_entropy", 2 * elems * x.bpe, elems * kCrossEntropyOps, x.p));
@@ -327,7 +388,8 @@ std::vector<KernelSpec> head_bwd(const ModelSpec& m, const ShardShape& s) {
   double elems = x.tokens * v;
   // softmax - one_hot, in place: read and write the logit gradient.
   out.push_back(memory("cross_entropy_bwd", 2 * elems * x.bpe, elems * kAddOps, x.p));
-  gemm_bwd(out, "logits", x.tokens, v, x.h, x.p);
+  if (x.fp8 && s.fp8.output_head) linear_bwd(out, "logits", x.tokens, v, x.h, x);
+  else gemm_bwd(out, "logits", x.tokens, v, x.h, x.p);
   out.push_back(norm_bwd("final_norm_bwd", x));
   return out;
 }
@@ -340,8 +402,13 @@ KernelSpec gemm_row_slice(const KernelSpec& g, int parts) {
   const double rows = d(g.cost.m) / parts, n = d(g.cost.n), k = d(g.cost.k);
   out.cost.m = static_cast<std::int64_t>(rows);
   out.cost.flops = Flops(g.cost.flops.value() / parts);  // the slices add up to the GEMM exactly
-  out.cost.bytes = Bytes((rows * k + k * n + rows * n) * core::bytes_per_element(g.cost.precision));
+  out.cost.bytes = core::gemm_cost(rows, n, k, g.cost.precision).bytes;
   return out;
+}
+
+std::vector<KernelSpec> fp8_weight_casts(double params, core::Precision precision) {
+  if (precision != Precision::fp8 || params <= 0) return {};
+  return {fp8_cast_transpose("weights", params)};
 }
 
 KernelSpec optimizer_step(double params, core::Precision precision) {

@@ -223,3 +223,74 @@ TEST_CASE("model FLOPs per token: PaLM's 6N + 12 L h s") {
   constexpr double kFormulaAgreement = 0.005;
   CHECK(model_flops_per_token(m, 2048) == doctest::Approx(megatron).epsilon(kFormulaAgreement));
 }
+
+TEST_CASE("an FP8 layer: FP8 linear GEMMs with TE's casts, everything else BF16") {
+  // gpt3-175b shape, b = 1, s = 2048, h = 12288, tp = 1, no SP: T = 2048 tokens.
+  ModelSpec m = fixtures::gpt3_175b();
+  ShardShape s8 = shard(1, false, 1, 1, 2048);
+  s8.precision = Precision::fp8;
+  ShardShape s16 = shard(1, false, 1, 1, 2048);
+  const LayerKernels f8 = transformer_layer(m, s8), b16 = transformer_layer(m, s16);
+  const double T = 2048, h = 12288;
+
+  // Forward, in order: norm (writing FP8), qkv input transpose, qkv GEMM, attention, out-proj input
+  // cast, out-proj GEMM, bias-dropout-add; then the MLP likewise.
+  std::vector<std::string> names;
+  for (const auto& k : f8.attn_fwd) names.push_back(k.name);
+  CHECK(names == std::vector<std::string>{"input_norm", "qkv_proj_input_fp8_cast", "qkv_proj", "attn_core",
+                                          "attn_out_proj_input_fp8_cast", "attn_out_proj", "attn_bias_dropout_add"});
+  // The four linear GEMMs run in FP8, attention in BF16 (fp8_dpa off), the same FLOPs as BF16.
+  for (const char* g : {"qkv_proj", "attn_out_proj"}) CHECK(find(f8.attn_fwd, g).cost.precision == Precision::fp8);
+  for (const char* g : {"mlp_fc1", "mlp_fc2"}) CHECK(find(f8.mlp_fwd, g).cost.precision == Precision::fp8);
+  CHECK(find(f8.attn_fwd, "attn_core").cost.precision == Precision::bf16);
+  CHECK(find(f8.attn_fwd, "attn_core").cost.bytes == find(b16.attn_fwd, "attn_core").cost.bytes);
+  CHECK(flops_of(fwd(f8), KernelClass::gemm) == doctest::Approx(flops_of(fwd(b16), KernelClass::gemm)).epsilon(kExact));
+
+  // qkv GEMM bytes: FP8 A [T, h] and B [h, 3h] (1 B each), BF16 C [T, 3h] (2 B):
+  //   2048*12288 + 12288*36864 + 2 * 2048*36864 = 25165824 + 452984832 + 150994944 = 629145600.
+  CHECK(find(f8.attn_fwd, "qkv_proj").cost.bytes.value() == doctest::Approx(629145600.0).epsilon(kExact));
+  // Without SP the norm writes FP8 (read 2 B, write 1 B per element: 3 * T*h = 75497472 B), so the
+  // qkv input needs only a transpose (read 1, write 1: 2 * T*h = 50331648 B).
+  CHECK(find(f8.attn_fwd, "input_norm").cost.bytes.value() == doctest::Approx(3 * T * h).epsilon(kExact));
+  CHECK(find(f8.attn_fwd, "qkv_proj_input_fp8_cast").cost.bytes.value() == doctest::Approx(2 * T * h).epsilon(kExact));
+  // The attention output [T, h] is BF16: a cast_transpose reads 2 B and writes 2 x 1 B: 4 * T*h.
+  CHECK(find(f8.attn_fwd, "attn_out_proj_input_fp8_cast").cost.bytes.value() == doctest::Approx(4 * T * h).epsilon(kExact));
+  // fc2's input is the GELU output [T, 4h]: 4 * T * 4h = 402653184 B.
+  CHECK(find(f8.mlp_fwd, "mlp_fc2_input_fp8_cast").cost.bytes.value() == doctest::Approx(4 * T * 4 * h).epsilon(kExact));
+
+  // Backward: each linear's output gradient is cast before its dgrad and wgrad (both FP8):
+  // fc2's output gradient [T, h] (4 * T*h), qkv's [T, 3h] (4 * T * 3h).
+  CHECK(find(f8.mlp_bwd, "mlp_fc2_output_grad_fp8_cast").cost.bytes.value() == doctest::Approx(4 * T * h).epsilon(kExact));
+  CHECK(find(f8.attn_bwd, "qkv_proj_output_grad_fp8_cast").cost.bytes.value() == doctest::Approx(4 * T * 3 * h).epsilon(kExact));
+  CHECK(find(f8.attn_bwd, "qkv_proj_wgrad").cost.precision == Precision::fp8);
+  CHECK(find(f8.attn_bwd, "attn_core_bwd").cost.precision == Precision::bf16);
+  int casts = 0;
+  for (const auto& ks : {f8.attn_fwd, f8.mlp_fwd, f8.attn_bwd, f8.mlp_bwd})
+    for (const auto& k : ks) casts += k.name.find("_fp8_cast") != std::string::npos;
+  CHECK(casts == 8);  // one per linear layer per pass
+
+  // Messages stay BF16: the TP boundary and CP ring bytes equal the BF16 layer's.
+  ShardShape t8 = shard(8, true, 2, 1, 2048), t16 = t8;
+  t8.precision = Precision::fp8;
+  CHECK(transformer_layer(m, t8).tp_boundary_bytes == transformer_layer(m, t16).tp_boundary_bytes);
+  CHECK(transformer_layer(m, t8).cp_kv_bytes == transformer_layer(m, t16).cp_kv_bytes);
+  // With SP the norm's output is all-gathered in BF16 and cast after: the norm writes BF16 and the
+  // qkv input is cast_transposed whole (T = 1024 local tokens after CP: 4 * 1024 * 12288 / 1).
+  const LayerKernels sp8 = transformer_layer(m, t8);
+  CHECK(find(sp8.attn_fwd, "qkv_proj_input_fp8_cast").cost.bytes.value() == doctest::Approx(4 * 1024 * h).epsilon(kExact));
+
+  // The head stays BF16 unless fp8.output_head; fp8.attention puts the core in FP8.
+  CHECK(find(head_fwd(m, s8), "logits").cost.precision == Precision::bf16);
+  s8.fp8.output_head = true;
+  s8.fp8.attention = true;
+  CHECK(find(head_fwd(m, s8), "logits").cost.precision == Precision::fp8);
+  CHECK(find(transformer_layer(m, s8).attn_fwd, "attn_core").cost.precision == Precision::fp8);
+}
+
+TEST_CASE("FP8 weight copies: one cast_transpose of every linear weight per step, none in BF16") {
+  // 1e9 BF16 parameters: read 2 B, write the FP8 weight and its transpose (1 B each): 4e9 B.
+  const auto k = fp8_weight_casts(1e9, Precision::fp8);
+  REQUIRE(k.size() == 1);
+  CHECK(k[0].cost.bytes.value() == doctest::Approx(4e9));
+  CHECK(fp8_weight_casts(1e9, Precision::bf16).empty());
+}

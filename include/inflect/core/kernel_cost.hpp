@@ -29,13 +29,15 @@ struct KernelCost {
 };
 
 /// One GEMM C[m,n] = A[m,k] B[k,n]: 2mnk FLOPs; HBM traffic is the compulsory read of A and B and
-/// write of C (tiles are re-read from L2, not HBM, for the shapes of a transformer).
+/// write of C (tiles are re-read from L2, not HBM, for the shapes of a transformer). A and B are
+/// in `p`; C in activation_precision(p): an FP8 GEMM writes its output in BF16 (cuBLASLt's FP8
+/// matmul with a BF16 D, as Transformer Engine and torch._scaled_mm call it).
 inline KernelCost gemm_cost(double m, double n, double k, Precision p) {
   KernelCost c;
   c.cls = KernelClass::gemm;
   c.precision = p;
   c.flops = Flops(2 * m * n * k);
-  c.bytes = Bytes((m * k + k * n + m * n) * bytes_per_element(p));
+  c.bytes = Bytes((m * k + k * n) * bytes_per_element(p) + m * n * bytes_per_element(activation_precision(p)));
   c.m = static_cast<std::int64_t>(m);
   c.n = static_cast<std::int64_t>(n);
   c.k = static_cast<std::int64_t>(k);

@@ -18,6 +18,14 @@ constexpr double bytes_per_element(Precision p) {
   return 4;
 }
 
+/// The precision everything but the linear layers' GEMMs is held in when training at `p`:
+/// activations, attention, norms and element-wise kernels, and the messages between ranks. An FP8
+/// recipe (Transformer Engine's, as Megatron-Core, NeMo and torchtitan run it) casts only the
+/// inputs of its linear GEMMs to FP8 and keeps everything else, weights included, in BF16 (TE
+/// docs, "Using FP8 with Transformer Engine": fp8_autocast affects only TE's linear modules;
+/// attention in FP8 is the opt-in fp8_dpa). Every other precision holds activations in itself.
+constexpr Precision activation_precision(Precision p) { return p == Precision::fp8 ? Precision::bf16 : p; }
+
 std::string_view to_string(Precision p);
 /// Parses "fp32", "tf32", "bf16", "fp16", "fp8"; nullopt otherwise.
 std::optional<Precision> parse_precision(std::string_view s);

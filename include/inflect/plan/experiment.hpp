@@ -69,6 +69,8 @@ struct TrainingSpec {
   std::int64_t global_batch = 0;  // sequences per step
   std::int64_t micro_batch = 1;   // sequences per micro-batch per data-parallel rank
   core::Precision precision = core::Precision::bf16;
+  /// With precision fp8: what runs in FP8 beyond the linear layers (training.fp8).
+  workload::Fp8Recipe fp8;
   /// Consecutive steps simulated for the thermal state (training.steps).
   int steps = 1;
 };

@@ -15,6 +15,14 @@
 
 namespace inflect::workload {
 
+/// What an FP8 recipe (training precision fp8) runs in FP8 beyond the linear layers' GEMMs, which
+/// always do. Both default off, as in Transformer Engine and Megatron-Core (TE's fp8_dpa /
+/// Megatron's --fp8-dot-product-attention; the output head is not a TE module).
+struct Fp8Recipe {
+  bool attention = false;    // the attention core in FP8 (fp8_dpa)
+  bool output_head = false;  // the vocabulary projection in FP8
+};
+
 /// How one rank holds a layer: tensor-parallel degree, Megatron sequence parallelism, context
 /// parallel degree, and the local batch (sequences) and sequence length it processes.
 struct ShardShape {
@@ -24,7 +32,10 @@ struct ShardShape {
   int ep = 1;  // expert-parallel degree: each rank holds experts/ep routed experts
   std::int64_t micro_batch = 1;  // sequences per micro-batch
   std::int64_t seq_len = 0;      // full sequence length (before CP split)
+  /// The training precision: what the linear layers' GEMMs run in. Everything else runs in
+  /// core::activation_precision(precision) (BF16 for fp8).
   core::Precision precision = core::Precision::bf16;
+  Fp8Recipe fp8;
 };
 
 /// One kernel: a name for traces ("qkv_proj", "attn_core", ...) and its cost.
@@ -86,6 +97,11 @@ std::vector<KernelSpec> embedding_bwd(const ModelSpec& m, const ShardShape& s);
 /// Final norm, output projection (vocab split over tp), softmax cross-entropy on the last stage.
 std::vector<KernelSpec> head_fwd(const ModelSpec& m, const ShardShape& s);
 std::vector<KernelSpec> head_bwd(const ModelSpec& m, const ShardShape& s);
+/// The per-step FP8 copies of `params` linear-layer weights held in BF16: one cast_transpose each
+/// (read 2 B, write the FP8 weight and its transpose, 2 B), as Transformer Engine makes them on a
+/// step's first micro-batch and keeps for the rest (is_first_microbatch). Empty unless `precision`
+/// is fp8.
+std::vector<KernelSpec> fp8_weight_casts(double params, core::Precision precision);
 /// Adam update over `params` parameters held by this rank, memory-bound: per parameter read fp32
 /// master, m, v and fp32 grad, write master, m, v, and write the 16-bit weight unless `precision`
 /// is fp32/tf32 (30 B/param in bf16).
