@@ -139,6 +139,16 @@ class Seen {
                 std::string(key));
   }
 
+  /// The value node of a key a training framework governs: the user's, else the framework's
+  /// (plan/framework.cpp), else the table's default; a framework's value goes through the same checks.
+  Node framework_value(std::string_view key, plan::Framework f) const {
+    if (auto n = get(key)) return *n;
+    if (auto v = plan::framework_default(f, key))
+      return Node(YAML::Load(std::string(*v)), std::make_shared<const std::string>(root_.file()),
+                  fmt::format("{} (the {} default)", key, plan::framework_name(f)));
+    return value(key);
+  }
+
   const Node& root() const { return root_; }
 
  private:
@@ -326,6 +336,25 @@ void read_training(const Seen& seen, plan::Experiment& e) {
   auto prec = core::parse_precision(p);
   core::check_invariant(prec.has_value(), "the option table lists only parseable precisions");
   t.precision = *prec;
+  t.framework = *plan::framework_from_name(seen.value("training.framework").as_choice(option("training.framework").allowed));
+  t.attention = seen.framework_value("training.attention", t.framework).as_choice(option("training.attention").allowed);
+  {
+    const bool fp32_weights = t.precision == core::Precision::fp32 || t.precision == core::Precision::tf32;
+    const std::string master =
+        seen.framework_value("training.optimizer.master_weights", t.framework).as_choice(option("training.optimizer.master_weights").allowed);
+    // fp32 training has no separate master: the FP32 weights are updated in place (4 B r/w).
+    t.optimizer.master = fp32_weights || master == "fp32" ? 4 : master == "remainder" ? 2 : 0;
+    t.optimizer.remainder = !fp32_weights && master == "remainder";
+    t.optimizer.moment =
+        seen.framework_value("training.optimizer.moments", t.framework).as_choice(option("training.optimizer.moments").allowed) == "bf16" ? 2 : 4;
+    auto g = seen.get("training.optimizer.gradients");
+    if (!g && plan::framework_default(t.framework, "training.optimizer.gradients"))
+      g = seen.framework_value("training.optimizer.gradients", t.framework);
+    if (g)
+      t.optimizer.gradient = core::bytes_per_element(*core::parse_precision(g->as_choice(option("training.optimizer.gradients").allowed)));
+    else
+      t.optimizer.gradient = t.precision == core::Precision::fp16 ? 2 : 4;
+  }
   t.fp8.attention = seen.value("training.fp8.attention").as_bool();
   t.fp8.output_head = seen.value("training.fp8.output_head").as_bool();
   if (t.precision != core::Precision::fp8 && seen.get("training.fp8"))
@@ -452,7 +481,8 @@ void read_parallel(const Seen& seen, plan::Experiment& e, bool check_plan_keys) 
     for (const Node& item : n->items()) p.layers_per_stage.push_back(static_cast<int>(item.as_int(1, 1 << 20)));
   }
 
-  Node zero = seen.value("parallel.zero");
+  const plan::Framework fw = e.training.framework;
+  Node zero = seen.framework_value("parallel.zero", fw);
   p.zero = static_cast<int>(read_int(zero, option("parallel.zero")));
   p.fsdp = seen.value("parallel.fsdp").as_bool();
   if (p.fsdp) {
@@ -470,6 +500,13 @@ void read_parallel(const Seen& seen, plan::Experiment& e, bool check_plan_keys) 
 
   std::string rc = seen.value("parallel.recompute").as_choice(option("parallel.recompute").allowed);
   p.recompute = *workload::recompute_from_name(rc);  // as_choice allowed only the names
+  p.selective_recompute = seen.framework_value("parallel.selective_recompute", fw).as_choice(option("parallel.selective_recompute").allowed) ==
+                                  "every_other_matmul"
+                              ? plan::SelectiveRecompute::every_other_matmul
+                              : plan::SelectiveRecompute::attention;
+  p.pp_scatter_gather = seen.framework_value("parallel.pp_scatter_gather", fw).as_bool();
+  p.overlap_param_gather = seen.framework_value("parallel.overlap_param_gather", fw).as_bool();
+  p.embedding_in_pipeline_split = seen.framework_value("parallel.embedding_in_pipeline_split", fw).as_bool();
 
   if (!mesh) read_order(seen, p);
 
@@ -507,6 +544,22 @@ void check_precision(const Seen& seen, const plan::Experiment& e) {
   }
 }
 
+// parallel.embedding_in_pipeline_split: the stages' layer counts, unless the user gave them.
+void apply_embedding_split(const Seen& seen, plan::Experiment& e) {
+  auto& p = e.parallel;
+  if (!p.embedding_in_pipeline_split || p.pp < 2 || !p.layers_per_stage.empty() || !e.workload.model) return;
+  if (p.schedule != plan::Schedule::one_f_one_b && p.schedule != plan::Schedule::gpipe)
+    seen.at("parallel.embedding_in_pipeline_split")
+        .fail(fmt::format("embedding_in_pipeline_split splits layers over one-chunk stages (schedule 1f1b or gpipe), "
+                          "not schedule {}",
+                          plan::schedule_name(p.schedule)));
+  p.layers_per_stage = plan::embedding_pipeline_split(e.workload.model->layers, p.pp);
+  if (p.layers_per_stage.empty())
+    seen.at("parallel.embedding_in_pipeline_split")
+        .fail(fmt::format("{} layers plus the embedding and head over {} stages leave a stage without a layer",
+                          e.workload.model->layers, p.pp));
+}
+
 }  // namespace
 
 plan::Experiment parse_experiment(const Node& root, const std::string& base_dir, bool check_plan_keys,
@@ -517,7 +570,7 @@ plan::Experiment parse_experiment(const Node& root, const std::string& base_dir,
                 core::SourceLocation{root.file(), 1, 1, ""});
   Seen seen(root);
   seen.read_section(root, "");
-  for (const char* s : {"cluster", "training", "parallel", "workload"})
+  for (const char* s : {"cluster", "training", "training.fp8", "training.optimizer", "parallel", "workload"})
     if (auto n = seen.get(s)) seen.read_section(*n, s);
   (void)seen.require("cluster");
   (void)seen.require("cluster.topology");
@@ -535,6 +588,7 @@ plan::Experiment parse_experiment(const Node& root, const std::string& base_dir,
   read_workload(seen, base_dir, e);
   read_training(seen, e);
   read_parallel(seen, e, check_plan_keys);
+  apply_embedding_split(seen, e);
   check_precision(seen, e);
   if (check_plan_keys) check_plan(seen, e);
   return e;

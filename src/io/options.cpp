@@ -125,6 +125,30 @@ std::vector<OptionSpec> build() {
                       "Sequences per micro-batch on one data-parallel rank."));
   t.push_back(choice("training.precision", {"fp32", "tf32", "bf16", "fp16", "fp8"}, "bf16",
                      "Compute precision of the GEMMs; the device must support it."));
+  t.push_back(choice("training.framework",
+                     {"none", "megatron-lm-2021", "megatron-core", "nemo", "torchtitan", "llm-foundry", "megatron-deepspeed"},
+                     "none",
+                     "The training framework whose defaults the keys it governs take (docs/frameworks.md lists each "
+                     "framework's values and their sources); a key written in the experiment always wins. `none`: "
+                     "every key its own default."));
+  t.push_back(choice("training.attention", {"default", "unfused"}, "default",
+                     "The attention implementation: `default`, the device's fused (flash-style) kernel curve; "
+                     "`unfused`, separate Q K^T, softmax, dropout and context kernels that write the s x s scores "
+                     "to HBM, as Megatron-LM ran before flash attention. Framework-governed."));
+  t.push_back(section("training.optimizer", D::value,
+                      "Precisions of the optimizer's state and of the main gradients (framework-governed)."));
+  t.push_back(choice("training.optimizer.master_weights", {"fp32", "remainder", "none"}, "fp32",
+                     "The master copy of the weights: `fp32` (4 B/param), `remainder` (the 16-bit remainders that "
+                     "complete the BF16 weights to FP32, 2 B/param: Apex DistributedFusedAdam under NeMo), `none` "
+                     "(the optimizer updates the 16-bit weights). fp32/tf32 training: the weights are the master."));
+  t.push_back(choice("training.optimizer.moments", {"fp32", "bf16"}, "fp32", "Adam's two moments: 4 or 2 B/param each."));
+  {
+    OptionSpec g = choice("training.optimizer.gradients", {"fp32", "bf16", "fp16"}, "fp32 (fp16 when precision is fp16)",
+                          "The main gradients, accumulated over micro-batches and reduced over data parallelism in "
+                          "this precision.");
+    g.default_kind = D::derived;
+    t.push_back(g);
+  }
   t.push_back(section("training.fp8", D::value,
                       "With precision fp8: what runs in FP8 beyond the linear layers' GEMMs (which always do, "
                       "with Transformer Engine's cast kernels; everything else stays BF16). docs/precision.md."));
@@ -230,6 +254,21 @@ std::vector<OptionSpec> build() {
   t.push_back(opt("parallel.grad_bucket", T::size, "bytes", D::value, "80MB",
                   "Gradient bucket for data-parallel reduction overlapped with backward; 0 = one "
                   "bucket per pipeline stage, after backward."));
+  t.push_back(opt("parallel.pp_scatter_gather", T::boolean, "", D::value, "false",
+                  "Megatron-LM's scatter/gather of pipeline sends: without sequence parallelism each TP rank "
+                  "sends 1/tp of the activation and the receiving ranks all-gather it over TP. Framework-governed."));
+  t.push_back(opt("parallel.overlap_param_gather", T::boolean, "", D::value, "false",
+                  "With zero 1 or 2: the parameter all-gather after the optimizer runs per layer under the "
+                  "next step's first forward micro-batch (Megatron-Core's --overlap-param-gather). "
+                  "Framework-governed."));
+  t.push_back(choice("parallel.selective_recompute", {"attention", "every_other_matmul"}, "attention",
+                     "What recompute: selective re-runs: Megatron's attention core, or torchtitan's op-level "
+                     "policy (every other matmul of the layer and the element-wise kernels; the attention kernel "
+                     "is saved). Framework-governed."));
+  t.push_back(opt("parallel.embedding_in_pipeline_split", T::boolean, "", D::value, "false",
+                  "Count the embedding and the output head as one layer each when splitting the layers evenly "
+                  "over pipeline stages (Megatron-DeepSpeed's 'type:transformer|embedding' partition): the "
+                  "first and last stages get a layer fewer. Framework-governed."));
   t.push_back(opt("parallel.overlap_grad_reduce", T::boolean, "", D::value, "true",
                   "Overlap the data-parallel gradient reduction with backward."));
   t.push_back(opt("parallel.moe_shared_expert_overlap", T::boolean, "", D::value, "false",

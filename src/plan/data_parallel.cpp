@@ -108,7 +108,7 @@ void DataParallelOps::optimizer_step(RankId r, int stage, StepOps& out) {
          Phase::optimizer, -1, 0, out);
   }
   compute(streams_.compute, blocks_.optimizer[si], Phase::optimizer, -1, 0, out);
-  if (ctx_.plan.zero == 1 || ctx_.plan.zero == 2) {
+  if ((ctx_.plan.zero == 1 || ctx_.plan.zero == 2) && !ctx_.overlap_param_gather) {
     const double bpe = core::bytes_per_element(core::activation_precision(ctx_.experiment.training.precision));  // BF16 weights in FP8 recipes
     const StageMemory& held = ctx_.memory.stages[si];
     const double experts = ctx_.plan.ep > 1 ? held.expert_params : 0.0;

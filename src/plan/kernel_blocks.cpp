@@ -93,7 +93,7 @@ KernelBlocks::KernelBlocks(const PlanContext& ctx, workload::ExecutionGraph& g) 
                    std::vector<workload::KernelSpec>& core, std::vector<workload::KernelSpec>& post) {
       bool seen = false;
       for (auto k : ks) {
-        if (core::is_attention(k.cost.cls)) {
+        if (k.attention_core) {
           k.cost.flops = core::Flops(k.cost.flops.value() / ctx.plan.cp);
           k.cost.bytes = core::Bytes(k.cost.bytes.value() / ctx.plan.cp);
           core.push_back(k);
@@ -178,15 +178,18 @@ KernelBlocks::KernelBlocks(const PlanContext& ctx, workload::ExecutionGraph& g) 
   {
     std::vector<workload::KernelSpec> core;
     for (const auto& k : ctx.layer.attn_fwd)
-      if (core::is_attention(k.cost.cls)) core.push_back(k);
+      if (k.attention_core) core.push_back(k);
     core_recompute = add_block("attn_core_recompute", core);
   }
+  if (ctx.plan.recompute == Recompute::selective && ctx.plan.selective_recompute == SelectiveRecompute::every_other_matmul)
+    layer_recompute = add_block("layer_op_recompute", workload::every_other_matmul_recompute(ctx.model, ctx.layer));
   for (int s = 0; s < ctx.plan.pp; ++s) {
     // The optimizer on the rank's shard; in an FP8 recipe then the FP8 copies of every linear
     // weight the rank holds (TE makes them on the step's first micro-batch; timed here, at the end
     // of the previous step, which puts the same work on the same rank once per step).
     std::vector<workload::KernelSpec> ks{
-        workload::optimizer_step(ctx.stage_shard_params[static_cast<std::size_t>(s)], ctx.experiment.training.precision)};
+        workload::optimizer_step(ctx.stage_shard_params[static_cast<std::size_t>(s)], ctx.experiment.training.precision,
+                                 ctx.experiment.training.optimizer)};
     double linear_params = 0;
     for (int c : ctx.layout.chunks_of(s))
       for (int l = ctx.layout.first_layer[static_cast<std::size_t>(c)];

@@ -25,6 +25,7 @@ workload::ShardShape shard_shape(const Experiment& e) {
   s.seq_len = e.training.seq_len;
   s.precision = e.training.precision;
   s.fp8 = e.training.fp8;
+  s.unfused_attention = e.training.attention == "unfused";
   return s;
 }
 
@@ -33,7 +34,7 @@ LayerShard layer_shard(const workload::ModelSpec& m, int layer, int tp, int ep) 
   return {(m.layer_params(layer) - routed) / tp, routed / (static_cast<double>(tp) * ep)};
 }
 
-double grad_bytes_per_param(core::Precision p) { return p == core::Precision::fp16 ? 2.0 : 4.0; }
+double grad_bytes_per_param(const TrainingSpec& t) { return t.optimizer.gradient; }
 
 std::int64_t micro_batches(const Experiment& e, int dp) {
   return e.training.global_batch / (static_cast<std::int64_t>(dp) * e.training.micro_batch);
@@ -125,7 +126,7 @@ MemoryEstimate estimate_memory(const Experiment& e, int dp, const ScheduleFacts&
       if (p.zero < from_stage) return params * per_param;
       return (params - experts) * per_param / shard + experts * per_param / expert_shard;
     };
-    const double gbytes = grad_bytes_per_param(e.training.precision);
+    const double gbytes = grad_bytes_per_param(e.training);
     double weights = sharded(bpe, 3);
     if (p.zero >= 3) {
       // The gathered working set: the running layer and the prefetched next one, unsharded; or,
@@ -145,7 +146,10 @@ MemoryEstimate estimate_memory(const Experiment& e, int dp, const ScheduleFacts&
     weights += fp8_copy_bytes * (p.zero >= 3 ? 0 : linear_params);
     st.weights = core::Bytes(weights);
     st.gradients = core::Bytes(sharded(gbytes, 2));
-    st.optimizer = core::Bytes(sharded(12, 1));
+    // Adam: the master weights (none when the weights are FP32 themselves: optimizer_step counts
+    // them as the master) and two moments, by training.optimizer.
+    const bool fp32_weights = e.training.precision == core::Precision::fp32 || e.training.precision == core::Precision::tf32;
+    st.optimizer = core::Bytes(sharded((fp32_weights ? 0 : e.training.optimizer.master) + 2 * e.training.optimizer.moment, 1));
     // Per layer and micro-batch: an MoE layer keeps more than a dense one (the widest bound).
     const double per_layer_bytes = moe_layers ? per_layer_moe.value() : per_layer.value();
     double act = per_layer_bytes * facts.peak_layers[static_cast<std::size_t>(s)];

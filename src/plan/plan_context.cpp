@@ -20,10 +20,15 @@ PlanContext::PlanContext(const Experiment& e, const CompileOptions& o)
   const ShardGroups shards = shard_groups(plan, dp);
   dp_group_size = shards.size;
   replicas = shards.replicas;
-  grad_bytes = grad_bytes_per_param(e.training.precision);
+  grad_bytes = grad_bytes_per_param(e.training);
   pp_message_bytes = static_cast<double>(e.training.micro_batch * e.training.seq_len / plan.cp * model.hidden) *
                      core::bytes_per_element(core::activation_precision(e.training.precision)) / (plan.sequence_parallel ? plan.tp : 1);
   edp_group_size = dp * plan.cp / plan.ep;
+  // Megatron-LM's scatter/gather: without SP each TP rank sends its 1/tp of the (replicated)
+  // activation; the receivers all-gather the pieces over TP (steps.cpp).
+  pp_gather = plan.pp_scatter_gather && plan.tp > 1 && !plan.sequence_parallel;
+  if (pp_gather) pp_message_bytes /= plan.tp;
+  overlap_param_gather = plan.overlap_param_gather && (plan.zero == 1 || plan.zero == 2) && dp_group_size > 1;
 
   memory = estimate_memory(e, dp, schedule_facts(plan.schedule, shape));  // the shape derived above
   for (const StageMemory& st : memory.stages) {

@@ -32,6 +32,8 @@ struct PlanContext {
   workload::MoeKernels moe;      // the MoE MLP's pieces (empty for a dense model)
 
   double pp_message_bytes = 0;       // activations (or their gradient) one PP send carries
+  bool pp_gather = false;            // PP sends are scattered over TP and all-gathered on receipt
+  bool overlap_param_gather = false; // ZeRO-1/2's parameter gather moved under the first forward
   double grad_bytes = 4;             // per parameter, of the gradients accumulated and reduced
   double ep_bytes = 0;               // one EP dispatch (or combine) all-to-all, per rank
   int dp_group_size = 1;             // the group that reduce-scatters and gathers: dp*cp, or the shard group

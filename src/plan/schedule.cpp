@@ -277,6 +277,18 @@ std::vector<int> PipelineLayout::chunks_of(int rank) const {
   return out;
 }
 
+std::vector<int> embedding_pipeline_split(int layers, int stages) {
+  if (stages < 2) return {};
+  const int units = layers + 2;
+  std::vector<int> out(static_cast<std::size_t>(stages), units / stages);
+  for (int i = 0; i < units % stages; ++i) ++out[static_cast<std::size_t>(i)];
+  --out.front();
+  --out.back();
+  for (int n : out)
+    if (n < 1) return {};
+  return out;
+}
+
 PipelineLayout pipeline_layout(Schedule s, const ScheduleShape& x) {
   if (auto why = schedule_problem(s, x); !why.empty())
     throw core::Error(core::ErrorKind::input, fmt::format("schedule {}: {}", schedule_name(s), why));

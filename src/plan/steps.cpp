@@ -185,15 +185,33 @@ void StepBuilder::forward_ops(RankId r, int mb, int chunk, StepOps& out) {
   const int s = ctx_.mesh.coords(r).pp;
   const auto ci = static_cast<std::size_t>(chunk);
   const int prev = ctx_.layout.prev(chunk), next = ctx_.layout.next(chunk);
+  const int first = ctx_.layout.first_layer[ci], n = ctx_.layout.layers[ci];
+  // Megatron-Core's --overlap-param-gather: the all-gathers of the parameters the optimizer
+  // updated are issued at once, before anything else of the step (in steady state: right after
+  // the previous step's optimizer), and each layer of the first micro-batch waits for its own.
+  std::vector<int> param_gathers;
+  if (ctx_.plan.zero < 3 && ctx_.overlap_param_gather && mb == 0)
+    for (int l = 0; l < n; ++l) param_gathers.push_back(dp_ops_.gather_params(r, first + l, mb, Phase::forward, out));
   if (prev >= 0 && ctx_.layout.owner[static_cast<std::size_t>(prev)] != s) {
     const RankId from = ctx_.at_stage(r, ctx_.layout.owner[static_cast<std::size_t>(prev)]);
     comm(ctx_.flows_up(prev) ? streams_.recv_act_up : streams_.recv_act_down,
          groups_.collective(CollectiveKind::send_recv, ParallelDim::pp, groups_.group(kPpAct, from, prev), ctx_.pp_message_bytes, "pp_act"),
          Phase::forward, -1, mb, out);
+    if (ctx_.pp_gather)
+      comm(streams_.tp,
+           groups_.collective(CollectiveKind::all_gather, ParallelDim::tp, groups_.group(kTp, r), ctx_.pp_message_bytes * ctx_.plan.tp,
+                              "pp_act_gather"),
+           Phase::forward, -1, mb, out);
   }
   if (prev < 0) compute(streams_.compute, blocks_.embed_fwd, Phase::forward, -1, mb, out);
-  const int first = ctx_.layout.first_layer[ci], n = ctx_.layout.layers[ci];
-  if (ctx_.plan.zero < 3) {
+  if (!param_gathers.empty()) {
+    for (int l = 0; l < n; ++l) {
+      const std::size_t at = out.size();
+      layer_forward_ops(r, first + l, mb, Phase::forward, out);
+      core::check_invariant(out[at].wait < 0, "a layer's first op waits for one thing");
+      out[at].wait = param_gathers[static_cast<std::size_t>(l)];
+    }
+  } else if (ctx_.plan.zero < 3) {
     for (int l = 0; l < n; ++l) layer_forward_ops(r, first + l, mb, Phase::forward, out);
   } else {
     // ZeRO-3 / FSDP: each layer's parameters are all-gathered before it runs, the next layer's
@@ -228,6 +246,10 @@ void StepBuilder::backward_ops(RankId r, int mb, int chunk, bool with_weights, b
     comm(ctx_.flows_up(chunk) ? streams_.recv_grad_down : streams_.recv_grad_up,
          groups_.collective(CollectiveKind::send_recv, ParallelDim::pp, groups_.group(kPpGrad, from, chunk), ctx_.pp_message_bytes, "pp_grad"),
          Phase::backward, -1, mb, out);
+    if (ctx_.pp_gather)
+      comm(streams_.tp,
+           groups_.collective(CollectiveKind::all_gather, ParallelDim::tp, tg, ctx_.pp_message_bytes * ctx_.plan.tp, "pp_grad_gather"),
+           Phase::backward, -1, mb, out);
   }
   if (next < 0) {
     compute(streams_.compute, blocks_.head_bwd, Phase::backward, -1, mb, out);
@@ -244,9 +266,12 @@ void StepBuilder::backward_ops(RankId r, int mb, int chunk, bool with_weights, b
     const int next_ag = regather && l > 0 ? dp_ops_.gather_params(r, layer - 1, mb, Phase::backward, out) : -1;
     const std::size_t at = out.size();
     if (ctx_.plan.recompute == Recompute::full) layer_forward_ops(r, layer, mb, Phase::recompute, out);
+    const bool op_recompute = ctx_.plan.recompute == Recompute::selective && ctx_.plan.selective_recompute == SelectiveRecompute::every_other_matmul;
+    const bool core_recompute = ctx_.plan.recompute == Recompute::selective && !op_recompute;
+    if (op_recompute) compute(streams_.compute, blocks_.layer_recompute, Phase::recompute, layer, mb, out);
     for (int blk = 1; blk >= 0; --blk) {
       if (tp_overlapped(blk, layer)) {
-        if (blk == 0 && ctx_.plan.recompute == Recompute::selective)
+        if (blk == 0 && core_recompute)
           compute(streams_.compute, blocks_.core_recompute, Phase::recompute, layer, mb, out);
         overlapped_backward_block(r, blk, layer, mb, with_weights, out);
         continue;
@@ -254,7 +279,7 @@ void StepBuilder::backward_ops(RankId r, int mb, int chunk, bool with_weights, b
       if (tp && ctx_.plan.sequence_parallel)
         comm(streams_.tp, groups_.collective(CollectiveKind::all_gather, ParallelDim::tp, tg, tb, blk ? "tp_ag_mlp_grad" : "tp_ag_attn_grad"),
              Phase::backward, layer, mb, out);
-      if (blk == 0 && ctx_.plan.recompute == Recompute::selective)
+      if (blk == 0 && core_recompute)
         compute(streams_.compute, blocks_.core_recompute, Phase::recompute, layer, mb, out);
       if (blk == 0 && ctx_.plan.cp > 1) {
         compute(streams_.compute, with_weights ? blocks_.attn_post_bwd : blocks_.attn_post_dgrad, Phase::backward, layer, mb, out);

@@ -34,7 +34,8 @@ struct Streams {
     }
     dp = g.stream("dp");
     if (p.ep > 1) ep = g.stream("ep");
-    if (p.zero >= 3) dp_gather = g.stream("dp_gather");
+    // ZeRO-3's per-layer gathers, and ZeRO-1/2's parameter gathers under the first forward.
+    if (p.zero >= 3 || (p.overlap_param_gather && p.zero >= 1)) dp_gather = g.stream("dp_gather");
   }
 
   std::uint8_t compute = 0, tp = 0, tp_recv = 0, cp_send = 0, cp_recv = 0, dp = 0, ep = 0, dp_gather = 0;

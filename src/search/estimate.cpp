@@ -48,7 +48,7 @@ double Estimator::seconds_of(const std::vector<workload::KernelSpec>& ks, int wh
   double s = 0;
   for (const auto& k : ks) {
     if (which == 1 && !k.weight_gradient) continue;
-    if (which == 2 && !core::is_attention(k.cost.cls)) continue;
+    if (which == 2 && !k.attention_core) continue;
     s += kernel_s(k.cost);
   }
   return s;
@@ -143,7 +143,7 @@ Estimate Estimator::estimate(const Candidate& c, bool even_if_over_memory) {
   const LayerTimes& t = layer_times(c);
   const double ci = e_.cluster.device.comm_interference;
   const double bpe = core::bytes_per_element(core::activation_precision(e_.training.precision));
-  const double gbytes = plan::grad_bytes_per_param(e_.training.precision);
+  const double gbytes = plan::grad_bytes_per_param(e_.training);
   const int p = c.pp;
   const bool dual = c.schedule == plan::Schedule::dualpipe || c.schedule == plan::Schedule::dualpipev;
   const double mbs = static_cast<double>(e_.training.global_batch / (static_cast<std::int64_t>(c.dp) * c.micro_batch));
@@ -373,13 +373,13 @@ Estimate Estimator::estimate(const Candidate& c, bool even_if_over_memory) {
     }
     const double slack = dual ? 0.0 : s * bc;
     dp_exposed = std::max(dp_exposed, exposed - slack);
-    if (c.zero == 1 || c.zero == 2)
+    if ((c.zero == 1 || c.zero == 2) && !e_.parallel.overlap_param_gather)  // else under the next forward
       after_optimizer = std::max(after_optimizer, collective_s(CollectiveOp::all_gather, kDp, c, dense * bpe) +
                                                       (c.ep > 1 && edp > 1 ? collective_s(CollectiveOp::all_gather, kEdp, c, experts * bpe) : 0));
   }
 
   // The optimizer's time grows with the parameters it updates: the largest stage's bounds the step.
-  double optimizer = kernel_s(workload::optimizer_step(most_shard_params, e_.training.precision).cost);
+  double optimizer = kernel_s(workload::optimizer_step(most_shard_params, e_.training.precision, e_.training.optimizer).cost);
   // FP8 recipes: the per-step FP8 weight copies of the largest stage (its held parameters; the
   // embedding's share is small and counted too, an upper bound).
   double most_params = 0;

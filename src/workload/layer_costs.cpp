@@ -183,6 +183,51 @@ double attn_fwd_flops(const Dims& x, double cp) {
   return 0.5 * 4 * x.b * x.s_full * x.s_full * x.q_width / cp;
 }
 
+// One of `batch` equal GEMMs [m, n] = [m, k] x [k, n], launched as one batched GEMM.
+KernelSpec batched_gemm(std::string name, double batch, double m, double n, double k, Precision p) {
+  KernelSpec g = gemm(std::move(name), m, n, k, p);
+  g.cost.batch = static_cast<std::int64_t>(batch);
+  g.cost.flops = Flops(g.cost.flops.value() * batch);
+  g.cost.bytes = Bytes(g.cost.bytes.value() * batch);
+  g.attention_core = true;
+  return g;
+}
+
+KernelSpec core_memory(std::string name, double bytes, double flops, Precision p) {
+  KernelSpec k = memory(std::move(name), bytes, flops, p);
+  k.attention_core = true;
+  return k;
+}
+
+// Attention as Megatron-LM ran it before flash attention (2021-22, megatron/model/transformer.py
+// CoreAttention): Q K^T as a batched GEMM over the rank's heads writing the s x s scores to HBM,
+// the fused scale-mask-softmax kernel (scaled_upper_triang_masked_softmax: reads the scores, writes
+// the probabilities), dropout on them (GPT's attention dropout; writes the dropped probabilities
+// and a 1-byte mask), then the probabilities times V as a second batched GEMM. Neither GEMM skips
+// the masked half. Backward mirrors each: two GEMMs per product, the dropout's and the softmax's
+// backward as element-wise passes over the s x s matrix. These are the kernels Korthikanti et al.'s
+// selective recompute re-runs (attention_core).
+void unfused_attention(LayerKernels& lk, const ModelSpec& m, const Dims& x) {
+  const double heads = d(m.heads) / x.tp;
+  const double batch = x.b * heads, sq = x.s_local, sk = x.s_full, hd = d(m.head_dim());
+  const double elems = batch * sq * sk;  // the score matrix's elements over the rank's heads
+  const double bpe = x.bpe;
+  const bool dropout = x.gpt;
+  lk.attn_fwd.push_back(batched_gemm("attn_scores", batch, sq, sk, hd, x.p));
+  lk.attn_fwd.push_back(core_memory("attn_softmax", 2 * elems * bpe, elems * 5, x.p));
+  if (dropout) lk.attn_fwd.push_back(core_memory("attn_probs_dropout", elems * (2 * bpe + kDropoutMaskBytes), elems, x.p));
+  lk.attn_fwd.push_back(batched_gemm("attn_context", batch, sq, hd, sk, x.p));
+
+  std::vector<KernelSpec> bwd;
+  bwd.push_back(batched_gemm("attn_context_dprobs", batch, sq, sk, hd, x.p));  // dP = dO V^T
+  bwd.push_back(batched_gemm("attn_context_dv", batch, sk, hd, sq, x.p));      // dV = P^T dO
+  if (dropout) bwd.push_back(core_memory("attn_probs_dropout_bwd", elems * (2 * bpe + kDropoutMaskBytes), elems, x.p));
+  bwd.push_back(core_memory("attn_softmax_bwd", 3 * elems * bpe, elems * 4, x.p));  // reads P and dP
+  bwd.push_back(batched_gemm("attn_scores_dq", batch, sq, hd, sk, x.p));  // dQ = dS K
+  bwd.push_back(batched_gemm("attn_scores_dk", batch, sk, hd, sq, x.p));  // dK = dS^T Q
+  lk.attn_bwd.insert(lk.attn_bwd.end(), bwd.begin(), bwd.end());
+}
+
 }  // namespace
 
 LayerKernels transformer_layer(const ModelSpec& m, const ShardShape& s) {
@@ -205,13 +250,17 @@ LayerKernels transformer_layer(const ModelSpec& m, const ShardShape& s) {
     double elems = T * (x.q_width + x.kv_width);  // rotary on Q and K
     lk.attn_fwd.push_back(memory("rotary", 2 * elems * x.bpe, elems * kRotaryOps, x.p));
   }
-  {
+  LayerKernels unfused;  // the unfused attention's kernels, forward and backward
+  if (s.unfused_attention) unfused_attention(unfused, m, x);
+  if (s.unfused_attention) {
+    lk.attn_fwd.insert(lk.attn_fwd.end(), unfused.attn_fwd.begin(), unfused.attn_fwd.end());
+  } else {
     KernelCost c;
     c.cls = KernelClass::attention;
     c.precision = x.attn_p;
     c.flops = Flops(attn_fwd);
     c.bytes = Bytes(2 * q_bytes + kv_full_bytes);  // read Q, K, V; write O
-    lk.attn_fwd.push_back({"attn_core", c});
+    lk.attn_fwd.push_back({"attn_core", c, false, true});
   }
   linear_fwd(lk.attn_fwd, "attn_out_proj", T, x.h, x.q_width, x);
   lk.attn_fwd.push_back(block_out_fwd("attn", x));
@@ -247,14 +296,16 @@ LayerKernels transformer_layer(const ModelSpec& m, const ShardShape& s) {
   // ---- attention block, backward
   block_out_bwd(lk.attn_bwd, "attn", x);
   linear_bwd(lk.attn_bwd, "attn_out_proj", T, x.h, x.q_width, x);
-  {
+  if (s.unfused_attention) {
+    lk.attn_bwd.insert(lk.attn_bwd.end(), unfused.attn_bwd.begin(), unfused.attn_bwd.end());
+  } else {
     KernelCost c;
     c.cls = KernelClass::attention_backward;
     c.precision = x.attn_p;
     c.flops = Flops(kFlashBwdFlopRatio * attn_fwd);
     // read Q, O, dO, K, V; write dQ, dK, dV
     c.bytes = Bytes(4 * q_bytes + 2 * kv_full_bytes);
-    lk.attn_bwd.push_back({"attn_core_bwd", c});
+    lk.attn_bwd.push_back({"attn_core_bwd", c, false, true});
   }
   if (!x.gpt) {
     double elems = T * (x.q_width + x.kv_width);
@@ -338,6 +389,34 @@ MoeKernels moe_mlp(const ModelSpec& m, const ShardShape& s) {
   return k;
 }
 
+std::vector<KernelSpec> every_other_matmul_recompute(const ModelSpec& m, const LayerKernels& lk) {
+  const double q = d(m.heads) * d(m.head_dim()), kv = d(m.kv_heads) * d(m.head_dim());
+  const bool gpt = m.mlp == MlpKind::gelu;
+  // The share of each fused GEMM's output columns that belongs to a recomputed matmul.
+  auto share = [&](const std::string& name) -> double {
+    if (name == "qkv_proj") return kv / (q + 2 * kv);  // wk
+    if (name == "attn_out_proj") return 1;             // wo
+    if (name == "mlp_gate_up") return 0.5;             // w3
+    if (name == "mlp_fc2" && gpt) return 1;            // GPT's second MLP matmul
+    return 0;
+  };
+  std::vector<KernelSpec> out;
+  for (const auto* block : {&lk.attn_fwd, &lk.mlp_fwd})
+    for (const KernelSpec& k : *block) {
+      if (k.attention_core) continue;
+      if (k.cost.cls != KernelClass::gemm) {
+        out.push_back(k);
+        out.back().name += "_recompute";
+        continue;
+      }
+      const double f = share(k.name);
+      if (f <= 0) continue;
+      KernelSpec g = gemm(k.name + "_recompute", d(k.cost.m), d(k.cost.n) * f, d(k.cost.k), k.cost.precision);
+      out.push_back(g);
+    }
+  return out;
+}
+
 std::vector<KernelSpec> embedding_fwd(const ModelSpec& m, const ShardShape& s) {
   const Dims x = dims(m, s);
   std::vector<KernelSpec> out;
@@ -411,12 +490,13 @@ std::vector<KernelSpec> fp8_weight_casts(double params, core::Precision precisio
   return {fp8_cast_transpose("weights", params)};
 }
 
-KernelSpec optimizer_step(double params, core::Precision precision) {
-  // Mixed-precision Adam as Megatron runs it, per parameter: read fp32 master weight, m and v
-  // (12 B) and the fp32 main gradient (4 B); write master, m and v (12 B); and, unless training in
-  // fp32, write the 16-bit model weight (2 B; fp8 recipes also keep 16-bit weights). = 30 B/param.
+KernelSpec optimizer_step(double params, core::Precision precision, const OptimizerState& st) {
+  // Mixed-precision Adam as Megatron runs it, per parameter: read the master weight and both
+  // moments and the main gradient, write master and moments, and, unless training in fp32, write
+  // the 16-bit model weight (fp8 recipes also keep 16-bit weights). With FP32 master, moments and
+  // gradients: 12 + 4 + 12 + 2 = 30 B/param. Remainders also read the 16-bit weight they extend.
   bool fp32_weights = precision == core::Precision::fp32 || precision == core::Precision::tf32;
-  double per_param = 12 + 4 + 12 + (fp32_weights ? 0 : 2);
+  double per_param = 2 * (st.master + 2 * st.moment) + st.gradient + (fp32_weights ? 0 : 2) + (st.remainder ? 2 : 0);
   return memory("adam_step", params * per_param, params * kAdamOps, core::Precision::fp32);
 }
 
@@ -447,6 +527,14 @@ core::Bytes activation_bytes_per_layer(const ModelSpec& m, const ShardShape& s, 
       bytes = s.sequence_parallel ? sbh * 34 / t : sbh * (10 + 24 / t);
       break;
     case Recompute::none:
+      if (s.unfused_attention) {
+        // Unfused attention keeps the softmax output (2 B per score), and for GPT's attention
+        // dropout its mask (1 B) and output (2 B): Korthikanti's 5as/h terms, split over tp
+        // (Llama-style models have no attention dropout: 2as/h).
+        const double per_score = m.mlp == MlpKind::gelu ? 5 : 2;
+        bytes = (s.sequence_parallel ? sbh * 34 / t : sbh * (10 + 24 / t)) + per_score * a * sl * sl * s.cp * b / t;
+        break;
+      }
       // The attention core is a fused flash-style kernel (see transformer_layer), which never
       // materializes the s x s scores, softmax or dropout mask (Dao et al. 2022): the 5as/h terms
       // do not apply. It keeps instead the softmax log-sum-exp, 4 bytes per (token, head).

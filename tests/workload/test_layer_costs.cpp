@@ -294,3 +294,56 @@ TEST_CASE("FP8 weight copies: one cast_transpose of every linear weight per step
   CHECK(k[0].cost.bytes.value() == doctest::Approx(4e9));
   CHECK(fp8_weight_casts(1e9, Precision::bf16).empty());
 }
+
+TEST_CASE("unfused attention (Megatron-LM 2021): the s x s scores go through HBM") {
+  // gpt3-175b, b = 1, s = 2048, tp = 8: 96/8 = 12 heads of 128 per rank; 12 * 2048^2 = 50,331,648
+  // scores per micro-batch.
+  ModelSpec m = fixtures::gpt3_175b();
+  ShardShape s = shard(8, false, 1, 1, 2048);
+  s.unfused_attention = true;
+  const LayerKernels lk = transformer_layer(m, s);
+  const double E = 12.0 * 2048 * 2048;
+  std::vector<std::string> names;
+  for (const auto& k : lk.attn_fwd) names.push_back(k.name);
+  CHECK(names == std::vector<std::string>{"input_norm", "qkv_proj", "attn_scores", "attn_softmax", "attn_probs_dropout", "attn_context",
+                                          "attn_out_proj", "attn_bias_dropout_add"});
+  // Q K^T: 12 GEMMs of 2048 x 2048 x 128, no causal skipping: 2 * 12 * 2048^2 * 128 FLOPs; reads
+  // Q and K (2 * 12 * 2048 * 128 elements) and writes the scores, 2 B each.
+  const KernelSpec& scores = find(lk.attn_fwd, "attn_scores");
+  CHECK(scores.cost.batch == 12);
+  CHECK(scores.cost.flops.value() == doctest::Approx(2 * E * 128).epsilon(kExact));
+  CHECK(scores.cost.bytes.value() == doctest::Approx((2 * 12.0 * 2048 * 128 + E) * 2).epsilon(kExact));
+  // Softmax reads and writes the scores (4 B each); dropout reads, writes and keeps a 1-byte mask (5 B).
+  CHECK(find(lk.attn_fwd, "attn_softmax").cost.bytes.value() == doctest::Approx(4 * E).epsilon(kExact));
+  CHECK(find(lk.attn_fwd, "attn_probs_dropout").cost.bytes.value() == doctest::Approx(5 * E).epsilon(kExact));
+  // Backward: dropout 5 B, softmax 6 B (reads P and dP, writes dS) per score, four GEMMs.
+  CHECK(find(lk.attn_bwd, "attn_probs_dropout_bwd").cost.bytes.value() == doctest::Approx(5 * E).epsilon(kExact));
+  CHECK(find(lk.attn_bwd, "attn_softmax_bwd").cost.bytes.value() == doctest::Approx(6 * E).epsilon(kExact));
+  // All of it is the attention core (what selective recompute re-runs): 4 fwd + 6 bwd kernels.
+  int core = 0;
+  for (const auto& ks : {lk.attn_fwd, lk.attn_bwd})
+    for (const auto& k : ks) core += k.attention_core;
+  CHECK(core == 10);
+  // Without recompute the layer keeps Korthikanti's 5as/h terms: 5 * 96 * 2048^2 * 1 / 8 B more
+  // than the flash layer's (which keeps 4 B of log-sum-exp per token and head instead).
+  ShardShape f = s;
+  f.unfused_attention = false;
+  const double diff = activation_bytes_per_layer(m, s, Recompute::none).value() - activation_bytes_per_layer(m, f, Recompute::none).value();
+  CHECK(diff == doctest::Approx(5.0 * 96 * 2048 * 2048 / 8 - 2048.0 * 96 / 8 * 4).epsilon(kExact));
+}
+
+TEST_CASE("torchtitan's op-level selective recompute re-runs wk, wo, w3 and the element-wise kernels") {
+  // llama3-8b: h 4096, 32 heads, 8 KV heads of 128: q 4096, kv 1024; ffn 14336. b = 1, s = 8192.
+  ModelSpec m = fixtures::llama3_8b();
+  const LayerKernels lk = transformer_layer(m, shard(1, false, 1, 1, 8192));
+  const auto rc = every_other_matmul_recompute(m, lk);
+  double gemm = 0;
+  bool attention = false;
+  for (const auto& k : rc) {
+    if (k.cost.cls == KernelClass::gemm) gemm += k.cost.flops.value();
+    attention = attention || k.attention_core;
+  }
+  CHECK_FALSE(attention);  // the attention kernel's output is saved
+  // 2 * 8192 * 4096 * (wk 1024 + wo 4096 + w3 14336) FLOPs.
+  CHECK(gemm == doctest::Approx(2.0 * 8192 * 4096 * (1024 + 4096 + 14336)).epsilon(kExact));
+}

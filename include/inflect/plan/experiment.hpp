@@ -11,6 +11,7 @@
 #include "inflect/core/precision.hpp"
 #include "inflect/hw/device.hpp"
 #include "inflect/net/topology_spec.hpp"
+#include "inflect/plan/framework.hpp"
 #include "inflect/workload/layer_costs.hpp"
 #include "inflect/workload/model.hpp"
 
@@ -71,9 +72,19 @@ struct TrainingSpec {
   core::Precision precision = core::Precision::bf16;
   /// With precision fp8: what runs in FP8 beyond the linear layers (training.fp8).
   workload::Fp8Recipe fp8;
+  /// training.framework: whose defaults the framework-governed keys take (plan/framework.hpp).
+  Framework framework = Framework::none;
+  /// training.attention: the attention implementation; `unfused` runs the separate kernels of
+  /// Megatron-LM before flash attention, anything else names a fused kernel's curve.
+  std::string attention = "default";
+  /// training.optimizer: bytes per parameter of the optimizer's state and the main gradients.
+  workload::OptimizerState optimizer;
   /// Consecutive steps simulated for the thermal state (training.steps).
   int steps = 1;
 };
+
+/// What selective recompute re-runs (ParallelPlan::selective_recompute).
+enum class SelectiveRecompute : unsigned char { attention, every_other_matmul };
 
 /// Pipeline schedules (plan/schedule.hpp describes each).
 enum class Schedule : unsigned char { one_f_one_b, gpipe, interleaved, zero_bubble, dualpipe, dualpipev, custom };
@@ -124,6 +135,19 @@ struct ParallelPlan {
   /// Run the shared experts while the routed tokens are dispatched (and their backward while the
   /// combine gradient returns), as Megatron-Core's moe_shared_expert_overlap; off by default there.
   bool moe_shared_expert_overlap = false;
+  /// Megatron-LM's scatter/gather optimisation of pipeline sends (on by default there, 2021-22):
+  /// without sequence parallelism each TP rank sends 1/tp of the activation and the receivers
+  /// all-gather it over the node's fabric.
+  bool pp_scatter_gather = false;
+  /// Megatron-Core's --overlap-param-gather: with ZeRO 1/2 the parameter all-gather after the
+  /// optimizer runs per layer under the next step's first forward, each layer waiting for its own.
+  bool overlap_param_gather = false;
+  /// What selective recompute re-runs: Megatron's attention core, or torchtitan's op-level policy
+  /// (every other matmul of the layer and its element-wise kernels; the attention kernel saved).
+  SelectiveRecompute selective_recompute = SelectiveRecompute::attention;
+  /// Count the embedding and the output head as one layer each when splitting layers over the
+  /// pipeline stages (Megatron-DeepSpeed's PipelineModule partitioned by 'type:transformer|embedding').
+  bool embedding_in_pipeline_split = false;
 };
 
 struct Experiment {

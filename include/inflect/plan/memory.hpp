@@ -3,10 +3,12 @@
 // and recomputation) and communication buffers, against the device's HBM.
 //
 // Conventions (Megatron-LM with bf16/fp16 mixed precision; docs/plans.md tabulates the sharding):
-//   weights      = params_on_rank * bytes(precision)
-//   gradients    = params_on_rank * grad_bytes_per_param (fp32 main grads for bf16, as Megatron sets
-//                  accumulate_allreduce_grads_in_fp32 for bf16; fp16 grads for fp16)
-//   optimizer    = params_on_rank * 12      (Adam: fp32 master copy + two fp32 moments),
+//   weights      = params_on_rank * bytes(activation precision) (BF16 in FP8 recipes, plus TE's
+//                  FP8 copy and transpose of each linear weight, 2 B)
+//   gradients    = params_on_rank * grad_bytes_per_param (training.optimizer.gradients: fp32 main
+//                  grads for bf16, as Megatron sets accumulate_allreduce_grads_in_fp32; fp16 for fp16)
+//   optimizer    = params_on_rank * (master + 2 moments) (Adam, training.optimizer: 12 with an
+//                  fp32 master copy and fp32 moments, 10 with NeMo's 16-bit remainders),
 //                  divided over the data-parallel(*cp) group with ZeRO-1 (distributed optimizer)
 //   sharding     = ZeRO-1 the optimizer states, ZeRO-2 also the gradients, ZeRO-3 also the weights
 //                  (plus the running and prefetched layers gathered): the dense part over dp*cp
@@ -57,7 +59,7 @@ struct LayerShard {
 };
 LayerShard layer_shard(const workload::ModelSpec& m, int layer, int tp, int ep);
 /// Bytes per parameter of the gradients that are accumulated and reduced across data parallelism.
-double grad_bytes_per_param(core::Precision p);
+double grad_bytes_per_param(const TrainingSpec& t);
 /// Micro-batches per step of one data-parallel rank.
 std::int64_t micro_batches(const Experiment& e, int dp);
 /// Hybrid sharding (parallel.shard_group): the group that reduce-scatters and gathers (dp*cp, or

@@ -106,6 +106,12 @@ bool splits_backward(Schedule s, const ScheduleShape& shape);
 std::string schedule_problem(Schedule s, const ScheduleShape& shape);
 /// The chunk layout; throws core::Error(input) if schedule_problem is not empty.
 PipelineLayout pipeline_layout(Schedule s, const ScheduleShape& shape);
+/// Layers per stage when the embedding and the output head count as one layer each in an even
+/// split (Megatron-DeepSpeed's PipelineModule with partition 'type:transformer|embedding'):
+/// layers + 2 units over `stages` as DeepSpeed's partition_uniform splits them (the first
+/// (units mod stages) parts one larger), then the first stage's and the last's unit for the
+/// embedding and head taken off. Empty when some stage would be left without a layer.
+std::vector<int> embedding_pipeline_split(int layers, int stages);
 /// The steps of pipeline rank `stage`, in the order it runs them.
 std::vector<ScheduleStep> stage_schedule(Schedule s, int stage, const ScheduleShape& shape);
 /// Shorthand for one-chunk-per-rank schedules (1f1b, gpipe, zero-bubble).

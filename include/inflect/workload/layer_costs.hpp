@@ -36,6 +36,9 @@ struct ShardShape {
   /// core::activation_precision(precision) (BF16 for fp8).
   core::Precision precision = core::Precision::bf16;
   Fp8Recipe fp8;
+  /// Attention as separate kernels that write the s x s scores to HBM (Megatron-LM before flash
+  /// attention) instead of one fused flash kernel.
+  bool unfused_attention = false;
 };
 
 /// One kernel: a name for traces ("qkv_proj", "attn_core", ...) and its cost.
@@ -44,6 +47,10 @@ struct KernelSpec {
   core::KernelCost cost;
   /// A weight-gradient GEMM: zero-bubble schedules defer these to a later W step.
   bool weight_gradient = false;
+  /// Part of the attention core between the QKV and output projections (the fused flash kernel,
+  /// or the unfused scores/softmax/dropout/context kernels): what selective recompute re-runs
+  /// and what context parallelism splits into ring steps.
+  bool attention_core = false;
 };
 
 /// A layer's kernels by block. Megatron TP puts one collective after each block's output
@@ -91,6 +98,14 @@ MoeKernels moe_mlp(const ModelSpec& m, const ShardShape& s);
 /// `g` must be a GEMM (class gemm, batch 1).
 KernelSpec gemm_row_slice(const KernelSpec& g, int parts);
 
+/// What torchtitan's op-level selective activation checkpointing re-runs of a dense layer before
+/// its backward (torchtitan llama3 parallelize.py, selective_ac_option 'op'): every op outside its
+/// save list (norms, rotary, activations, residual adds, casts) and every second matmul of the
+/// layer, counted wq, wk, wv, wo, w1, w3, w2 (Llama) or wq, wk, wv, wo, fc1, fc2 (GPT): wk, wo and
+/// w3 (GPT: fc2). The attention kernel is in the save list. Our fused QKV and gate-up GEMMs are cut
+/// to those columns. Forward kernels of `lk`, in order; names end in "_recompute".
+std::vector<KernelSpec> every_other_matmul_recompute(const ModelSpec& m, const LayerKernels& lk);
+
 /// Input embedding lookup (forward) and its gradient (backward) on the first stage.
 std::vector<KernelSpec> embedding_fwd(const ModelSpec& m, const ShardShape& s);
 std::vector<KernelSpec> embedding_bwd(const ModelSpec& m, const ShardShape& s);
@@ -102,10 +117,20 @@ std::vector<KernelSpec> head_bwd(const ModelSpec& m, const ShardShape& s);
 /// step's first micro-batch and keeps for the rest (is_first_microbatch). Empty unless `precision`
 /// is fp8.
 std::vector<KernelSpec> fp8_weight_casts(double params, core::Precision precision);
+/// Bytes per parameter the optimizer keeps and moves: the master weights (4 for an FP32 copy, 2 for
+/// the 16-bit remainders that with the BF16 weight make up an FP32 value, as Apex's
+/// DistributedFusedAdam stores them under NeMo; 0 with none), each of Adam's two moments, and the
+/// main gradient the optimizer reads (and DP reduces).
+struct OptimizerState {
+  double master = 4;
+  double moment = 4;
+  double gradient = 4;
+  bool remainder = false;  // master holds remainders: the optimizer also reads the 16-bit weight
+};
 /// Adam update over `params` parameters held by this rank, memory-bound: per parameter read fp32
 /// master, m, v and fp32 grad, write master, m, v, and write the 16-bit weight unless `precision`
 /// is fp32/tf32 (30 B/param in bf16).
-KernelSpec optimizer_step(double params, core::Precision precision);
+KernelSpec optimizer_step(double params, core::Precision precision, const OptimizerState& state = {});
 
 enum class Recompute : unsigned char { none, selective, full };
 /// "none", "selective", "full": the YAML value, for plan summaries and reports.
