@@ -84,7 +84,17 @@ struct CalibrateArgs {
   TableArgs table;
 };
 
+/// `inflect validate-suite`: exit 0, or 3 when --gate is given and a case is outside it.
+struct ValidateSuiteArgs {
+  std::string dir = "workloads/validation";
+  int jobs = 0;  // 0 = all hardware threads
+  bool json = false;
+  std::optional<double> gate_percent;  // fail when any figure's |error| is above this many percent
+  plan::Fidelity fidelity = plan::Fidelity::symmetric;
+};
+
 int cmd_run(const RunArgs& a);
+int cmd_validate_suite(const ValidateSuiteArgs& a);
 int cmd_check_collectives(const CheckCollectivesArgs& a);
 int cmd_calibrate(const CalibrateArgs& a);
 int cmd_collective(const CollectiveArgs& a);

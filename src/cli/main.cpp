@@ -152,6 +152,17 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("--algorithm", coll.algorithm, "force an algorithm (ring, tree, nvls, nvls_tree, pat, direct, ...)");
   coll_cmd->add_option("--protocol", coll.protocol, "force a protocol (ll, ll128, simple)");
 
+  cli::ValidateSuiteArgs suite;
+  auto* suite_cmd = app.add_subcommand("validate-suite", "simulate every published training run in a folder (default "
+                                                         "workloads/validation): each case's error and the MAPE per framework, precision and device");
+  suite_cmd->add_option("dir", suite.dir, "folder of validation cases (experiment YAMLs with a validation: block)");
+  suite_cmd->add_option("--jobs,-j", suite.jobs, "cases simulated in parallel (default: all hardware threads)")
+      ->check(CLI::NonNegativeNumber);
+  suite_cmd->add_flag("--json", suite.json, "print the results as JSON (errors as fractions) and nothing else");
+  suite_cmd->add_option("--gate", suite.gate_percent, "exit 3 when any case's |error| exceeds this many percent (default: no gate)")
+      ->type_name("PCT");
+  add_fidelity_option(suite_cmd, suite.fidelity, "full or symmetric (default)");
+
   bool quick = false;
   auto* bench_cmd = app.add_subcommand("bench", "measure the simulator's own speed");
   bench_cmd->add_flag("--quick", quick, "skip the 16,384-GPU full-fidelity case");
@@ -175,6 +186,7 @@ int main(int argc, char** argv) {
     if (*report_cmd) return cli::cmd_report(report_dir);
     if (*merge_cmd) return cli::cmd_merge(merge_dirs, merge_out);
     if (*validate_cmd) return cli::cmd_validate(validate_file, catalog_dirs);
+    if (*suite_cmd) return cli::cmd_validate_suite(suite);
     if (*devices_cmd) return cli::cmd_devices(catalog_dirs);
     if (*export_cmd) return cli::cmd_export(export_file, export_out, export_fidelity, catalog_dirs);
     if (*bench_cmd) return cli::cmd_bench(quick);

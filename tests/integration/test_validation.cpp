@@ -1,18 +1,25 @@
-// Published training runs replayed as experiments (workloads/validation/*.yaml): prints predicted
-// vs published step time and TFLOP/s per GPU (`ctest -V -R validation` shows the table). The only
-// assertion is a gross-error guard — every prediction finite, positive and within a factor of 3 of
-// the published figure — not a fit: nothing in these files is tuned to the published numbers.
+// Published training runs replayed as experiments (workloads/validation/*.yaml, docs/validation.md)
+// through the validation suite `inflect validate-suite` runs (io/validation_suite.hpp): each
+// case's predicted and published figures, its error, and the MAPE per framework, precision and
+// device (`ctest -V -R validation` shows the table; scripts/test prints it after ctest). Nothing
+// in these files is tuned to the published numbers.
 //
-// TFLOP/s per GPU: the Megatron papers and README count the FLOPs of activation recomputation
-// (Narayanan et al. 2021, eq. 3, has the extra forward pass), so their figure is compared with our
-// hardware_tflops_per_gpu (kernels actually run, recompute included), not model_tflops_per_gpu.
+// The gate is one constant, kGatePercent: the largest |error| (predicted - published) / published
+// any published figure of any case may have. The target is 25%; until the mechanisms it
+// names (FP8 recipes, framework behaviour, reported memory, attention kernels, variability) are in,
+// several cases are 25-45% off, so it stays at 200%, the upper side of the factor-of-3 guard it
+// replaces (a prediction 3x the published figure). Each prediction must also be finite and
+// positive. The cases outside 25% today are printed.
 #include <doctest/doctest.h>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -20,85 +27,79 @@
 
 #include "inflect/analysis/simulate.hpp"
 #include "inflect/io/experiment_loader.hpp"
+#include "inflect/io/validation_suite.hpp"
 #include "inflect/io/yaml_reader.hpp"
+#include "cli_command.hpp"
+#include "temp_dir.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr double kGrossFactor = 3.0;
+constexpr double kGatePercent = 200.0;
+// The per-case target, reported (not enforced) until kGatePercent comes down to it.
+constexpr double kTargetPercent = 25.0;
 
-struct Published {
-  std::string case_id;
-  std::optional<double> step_time_s;
-  std::optional<double> tflops_per_gpu;
-};
-
-std::optional<double> optional_number(const YAML::Node& n) {
-  if (!n || n.IsNull()) return std::nullopt;
-  return n.as<double>();
+std::vector<inflect::io::CaseResult> run_suite() {
+  inflect::io::set_project_root(INFLECT_SOURCE_DIR);
+  const auto files = inflect::io::validation_case_files((fs::path(INFLECT_SOURCE_DIR) / "workloads" / "validation").string());
+  return inflect::io::run_validation_suite(files);
 }
 
-Published read_validation(const std::string& file) {
-  inflect::io::Node root = inflect::io::load_yaml_file(file);
-  const YAML::Node v = root.raw()["validation"];
-  REQUIRE_MESSAGE(v.IsMap(), file, ": no validation: map");
-  Published p;
-  REQUIRE_MESSAGE(v["case_id"], file, ": validation.case_id missing");
-  p.case_id = v["case_id"].as<std::string>();
-  p.step_time_s = optional_number(v["published_step_time_s"]);
-  p.tflops_per_gpu = optional_number(v["published_tflops_per_gpu"]);
-  return p;
-}
-
-std::string opt(std::optional<double> v, const char* f) {
-  return v ? fmt::format(fmt::runtime(f), *v) : std::string("-");
-}
-
-/// Checks `predicted` against `published`: finite, positive, within kGrossFactor either way.
-void check_gross(const char* what, double predicted, std::optional<double> published) {
-  CAPTURE(what);
-  CHECK(std::isfinite(predicted));
-  CHECK(predicted > 0);
-  if (published && *published > 0 && predicted > 0) {
-    const double ratio = predicted / *published;
-    CHECK_MESSAGE(ratio <= kGrossFactor, what, ": predicted ", predicted, " vs published ", *published);
-    CHECK_MESSAGE(ratio >= 1 / kGrossFactor, what, ": predicted ", predicted, " vs published ", *published);
-  }
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 }  // namespace
 
-TEST_CASE("validation cases: predicted vs published (gross-error guard, not a fit)") {
-  inflect::io::set_project_root(INFLECT_SOURCE_DIR);
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(fs::path(INFLECT_SOURCE_DIR) / "workloads" / "validation"))
-    if (entry.is_regular_file() && entry.path().extension() == ".yaml") files.push_back(entry.path());
-  std::sort(files.begin(), files.end());
-  REQUIRE(!files.empty());
-
-  std::ostringstream table;
-  table << "\nvalidation (symmetric fidelity; published TFLOP/s count recompute, so they are compared with"
-           " hardware TFLOP/s)\n";
-  table << fmt::format("{:<30} {:>5}  {:<60} {:>9} {:>9} {:>7}  {:>8} {:>8} {:>7}\n", "case", "GPUs", "plan",
-                       "step s", "pub s", "err %", "hw TF/s", "pub TF/s", "err %");
-  for (const auto& file : files) {
-    CAPTURE(file.string());
-    const Published pub = read_validation(file.string());
-    const inflect::plan::Experiment e = inflect::io::load_experiment(file.string());
-    const inflect::analysis::RunReport r = inflect::analysis::simulate(e, {inflect::plan::Fidelity::symmetric, true, nullptr});
-    auto err = [](double pred, std::optional<double> p) {
-      return p && *p > 0 ? fmt::format("{:+.1f}", 100 * (pred - *p) / *p) : std::string("-");
-    };
-    table << fmt::format("{:<30} {:>5}  {:<60} {:>9.3f} {:>9} {:>7}  {:>8.1f} {:>8} {:>7}\n", pub.case_id, r.devices,
-                         r.plan, r.step_time.value(), opt(pub.step_time_s, "{:.3f}"), err(r.step_time.value(), pub.step_time_s),
-                         r.hardware_tflops_per_gpu, opt(pub.tflops_per_gpu, "{:.1f}"),
-                         err(r.hardware_tflops_per_gpu, pub.tflops_per_gpu));
-    CHECK(r.name == pub.case_id);
-    check_gross("step_time_s", r.step_time.value(), pub.step_time_s);
-    check_gross("TFLOP/s per GPU", r.hardware_tflops_per_gpu, pub.tflops_per_gpu);
+TEST_CASE("validation suite: every case against its published figures (gate kGatePercent, MAPE printed)") {
+  const auto results = run_suite();
+  REQUIRE(results.size() >= 14);
+  const auto summary = inflect::io::summarize(results);
+  std::string outside_target;
+  for (const auto* r : inflect::io::outside_gate(results, kTargetPercent / 100))
+    outside_target += fmt::format("  {} ({:+.1f}%)\n", r->c.case_id, 100 * r->headline().error);
+  MESSAGE("\nvalidation suite (symmetric fidelity; inflect validate-suite)\n"
+          << inflect::io::format_suite(results, summary) << fmt::format("\ncases outside +-{:g}% today:\n", kTargetPercent)
+          << (outside_target.empty() ? "  none\n" : outside_target));
+  for (const auto& r : results) {
+    CAPTURE(r.c.file);
+    REQUIRE(!r.figures.empty());
+    for (const auto& f : r.figures) {
+      CAPTURE(inflect::io::figure_key(f.figure));
+      CHECK(std::isfinite(f.predicted));
+      CHECK(f.predicted > 0);
+      CHECK_MESSAGE(std::fabs(f.error) <= kGatePercent / 100, r.c.case_id, ": predicted ", f.predicted, " vs published ",
+                    f.published);
+    }
   }
-  MESSAGE(table.str());
+}
+
+TEST_CASE("validation suite: docs/validation.md's tables are generated from the suite") {
+  const std::string path = std::string(INFLECT_SOURCE_DIR) + "/docs/validation.md";
+  const std::string begin = "<!-- validation tables: generated by tests/integration/test_validation.cpp, do not edit by hand -->\n";
+  const std::string end = "<!-- end of validation tables -->\n";
+  std::string page = read_text(path);
+  const auto b = page.find(begin), e = page.find(end);
+  REQUIRE(b != std::string::npos);
+  REQUIRE(e != std::string::npos);
+  const auto results = run_suite();
+  std::string want = "\n";
+  want += inflect::io::suite_markdown(results, inflect::io::summarize(results));
+  want += "\n";
+  const std::string have = page.substr(b + begin.size(), e - b - begin.size());
+  if (have != want && std::getenv("INFLECT_UPDATE_DOCS")) {
+    page.replace(b + begin.size(), e - b - begin.size(), want);
+    std::ofstream(path, std::ios::binary) << page;
+    MESSAGE("rewrote the validation tables of " << path);
+    return;
+  }
+  INFO("docs/validation.md's tables differ from this build's suite; scripts/update-goldens (or INFLECT_UPDATE_DOCS=1 "
+       "build/tests/test_integration -tc='*docs/validation.md*') rewrites them");
+  CHECK(have == want);
 }
 
 // Cases measured on this project's own lent H200 (workloads/validation/traces/*.yaml, from
@@ -141,4 +142,47 @@ TEST_CASE("H200 trace cases: predicted vs measured step time, power and clock") 
     }
   }
   MESSAGE(table.str());
+}
+
+// `inflect validate-suite` as a user runs it, on a folder of one small case of our own (its
+// published figure is made up: this checks the command, not the model): the JSON's figures are
+// the text's, --gate 0 fails (exit 3: any error is outside 0%), a wide gate passes, a missing
+// folder is bad input (exit 2).
+TEST_CASE("validation suite: the validate-suite command (JSON, gate exit status, bad folder)") {
+  using inflect::test::inflect_cmd;
+  inflect::test::TempDir t("validate-suite-cli");
+  // Built by appending: GCC 12 warns falsely (-Wrestrict) on some chains of string + string.
+  std::string yaml = "cluster: {topology: '";
+  yaml += INFLECT_SOURCE_DIR;
+  yaml += "/topologies/dgx-h100.yaml', nodes: 1}\n"
+          "model: {preset: gpt-1.7b}\n"
+          "training: {seq_len: 2048, global_batch: 16, micro_batch: 1}\n"
+          "parallel: {tp: 1, pp: 1, dp: 8}\n"
+          "validation:\n  case_id: tiny\n  framework: other\n  precision: bf16\n"
+          "  published_step_time_s: 1.0\n  source: \"made up for this test\"\n";
+  inflect::test::write_file(t.path / "tiny.yaml", yaml);
+  auto suite = [&](const std::string& folder, const std::string& flags) {
+    std::string args = "validate-suite '";
+    args += folder;
+    args += "' ";
+    args += flags;
+    return inflect_cmd(args, false);
+  };
+  const std::string dir = t.path.string();
+  const auto json = suite(dir, "--json --jobs 1");
+  REQUIRE(json.rc == 0);
+  const auto j = nlohmann::json::parse(json.out);
+  REQUIRE(j["cases"].size() == 1);
+  CHECK(j["cases"][0]["case_id"] == "tiny");
+  CHECK(j["cases"][0]["figures"][0]["figure"] == "step_time_s");
+  CHECK(j["cases"][0]["figures"][0]["published"] == 1.0);
+  const double err = j["cases"][0]["error"].get<double>();
+  CHECK(err == doctest::Approx(j["cases"][0]["figures"][0]["predicted"].get<double>() - 1.0));
+  CHECK(j["mape"]["all"]["mape"].get<double>() == doctest::Approx(std::fabs(err)));
+  CHECK(j["mape"]["framework"]["other"]["cases"] == 1);
+  CHECK(suite(dir, "--gate 0").rc == 3);
+  const auto wide = suite(dir, "--gate 100000");
+  CHECK(wide.rc == 0);
+  CHECK(wide.out.find("every case inside") != std::string::npos);
+  CHECK(suite((t.path / "none").string(), "").rc == 2);
 }
