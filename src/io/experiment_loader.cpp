@@ -505,6 +505,8 @@ void read_parallel(const Seen& seen, plan::Experiment& e, bool check_plan_keys) 
                               ? plan::SelectiveRecompute::every_other_matmul
                               : plan::SelectiveRecompute::attention;
   p.pp_scatter_gather = seen.framework_value("parallel.pp_scatter_gather", fw).as_bool();
+  p.cp_comm = seen.framework_value("parallel.cp_comm", fw).as_choice(option("parallel.cp_comm").allowed) == "all_gather" ? plan::CpComm::all_gather
+                                                                                                                        : plan::CpComm::p2p;
   p.overlap_param_gather = seen.framework_value("parallel.overlap_param_gather", fw).as_bool();
   p.embedding_in_pipeline_split = seen.framework_value("parallel.embedding_in_pipeline_split", fw).as_bool();
 

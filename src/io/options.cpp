@@ -265,6 +265,11 @@ std::vector<OptionSpec> build() {
                      "What recompute: selective re-runs: Megatron's attention core, or torchtitan's op-level "
                      "policy (every other matmul of the layer and the element-wise kernels; the attention kernel "
                      "is saved). Framework-governed."));
+  t.push_back(choice("parallel.cp_comm", {"p2p", "all_gather"}, "p2p",
+                     "How context-parallel ranks exchange K and V: `p2p`, a ring whose hops overlap the attention's "
+                     "blocks (Transformer Engine's default cp_comm_type); `all_gather`, K and V gathered before the "
+                     "attention and their gradients reduce-scattered after it, on the critical path (Llama 3; "
+                     "torchtitan's default rotation). Framework-governed."));
   t.push_back(opt("parallel.embedding_in_pipeline_split", T::boolean, "", D::value, "false",
                   "Count the embedding and the output head as one layer each when splitting the layers evenly "
                   "over pipeline stages (Megatron-DeepSpeed's 'type:transformer|embedding' partition): the "

@@ -58,6 +58,9 @@ const std::vector<FrameworkDefault> kTorchtitan{
     {"parallel.selective_recompute", "every_other_matmul",
      "torchtitan/models/llama3/infra/parallelize.py (activation_checkpoint.mode selective, selective_ac_option "
      "'op'): saves the ops of _save_list (sdpa, reductions) and every second matmul; everything else is recomputed"},
+    {"parallel.cp_comm", "all_gather",
+     "torchtitan: experimental.context_parallel_rotate_method = 'allgather' (the default; 'alltoall' is the "
+     "alternative), over torch.distributed.tensor.experimental.context_parallel"},
     {"training.optimizer.gradients", "fp32",
      "torchtitan: FSDP2 MixedPrecisionPolicy(param_dtype=bfloat16, reduce_dtype=float32) "
      "(training.mixed_precision_reduce = 'float32')"},

@@ -107,6 +107,15 @@ KernelBlocks::KernelBlocks(const PlanContext& ctx, workload::ExecutionGraph& g) 
     cut(ctx.layer.attn_fwd, pre, core, post);
     attn_pre_fwd = add_block("attn_pre", pre);
     attn_ring_fwd = add_block("attn_core_ring_step", core);
+    if (ctx.plan.cp_comm == CpComm::all_gather) {
+      std::vector<workload::KernelSpec> whole_f, whole_b;
+      for (const auto& k : ctx.layer.attn_fwd)
+        if (k.attention_core) whole_f.push_back(k);
+      for (const auto& k : ctx.layer.attn_bwd)
+        if (k.attention_core) whole_b.push_back(k);
+      attn_core_whole_fwd = add_block("attn_core", whole_f);
+      attn_core_whole_bwd = add_block("attn_core_bwd", whole_b);
+    }
     attn_post_fwd = add_block("attn_post", post);
     pre.clear(), core.clear(), post.clear();
     cut(ctx.layer.attn_bwd, pre, core, post);  // backward order: pre = output side, post = input side

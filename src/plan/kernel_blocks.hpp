@@ -41,6 +41,8 @@ struct KernelBlocks {
   Block attn_fwd, mlp_fwd, attn_bwd, mlp_bwd, embed_fwd, embed_bwd, head_fwd, head_bwd, core_recompute;
   /// torchtitan's op-level selective recompute of a dense layer (parallel.selective_recompute).
   Block layer_recompute;
+  /// The attention core uncut, for context parallelism by all-gather (parallel.cp_comm).
+  Block attn_core_whole_fwd, attn_core_whole_bwd;
   Block attn_dgrad, mlp_dgrad, attn_wgrad, mlp_wgrad;  // backward split for zero-bubble W steps
   // Context parallelism: the attention block around its core, and one ring step of the core (1/cp).
   Block attn_pre_fwd, attn_ring_fwd, attn_post_fwd, attn_post_bwd, attn_ring_bwd, attn_pre_bwd;

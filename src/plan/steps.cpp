@@ -24,7 +24,15 @@ void StepBuilder::layer_forward_ops(RankId r, int layer, int mb, Phase ph, StepO
            out);
     if (blk == 0 && ctx_.plan.cp > 1) {
       compute(streams_.compute, blocks_.attn_pre_fwd, ph, layer, mb, out);
-      ring_ops(r, Dim::cp, layer, mb, ph, blocks_.attn_ring_fwd, ctx_.layer.cp_kv_bytes.value(), "cp_ring_kv", out);
+      if (ctx_.plan.cp_comm == CpComm::all_gather) {
+        // All-gather K and V of the whole sequence, then attend the local queries to it in one
+        // kernel: the gather is on the critical path (Llama 3's CP; torchtitan's allgather rotation).
+        comm(streams_.cp_send, groups_.collective(CollectiveKind::all_gather, ParallelDim::cp, groups_.group(kCp, r), cp_gathered_kv_bytes(), "cp_ag_kv"),
+             ph, layer, mb, out);
+        compute(streams_.compute, blocks_.attn_core_whole_fwd, ph, layer, mb, out);
+      } else {
+        ring_ops(r, Dim::cp, layer, mb, ph, blocks_.attn_ring_fwd, ctx_.layer.cp_kv_bytes.value(), "cp_ring_kv", out);
+      }
       compute(streams_.compute, blocks_.attn_post_fwd, ph, layer, mb, out);
     } else if (blk == 1 && ctx_.model.moe_layer(layer)) {
       moe_forward_ops(r, layer, mb, ph, out);
@@ -71,6 +79,9 @@ void StepBuilder::moe_forward_ops(RankId r, int layer, int mb, Phase ph, StepOps
 // once it has arrived. CP: ring attention (Liu et al. 2023; Megatron-Core's context parallelism),
 // each step the attention core over one KV chunk. TP: Transformer Engine's ring-exchange
 // all-gather, each step a row slice of the GEMM over one rank's input shard.
+// K and V of the whole sequence (the CP all-gather's output, and its gradient's reduce-scatter input).
+double StepBuilder::cp_gathered_kv_bytes() const { return ctx_.layer.cp_kv_bytes.value() * ctx_.plan.cp; }
+
 void StepBuilder::ring_ops(RankId r, Dim dim, int layer, int mb, Phase ph, const Block& step, double bytes, const char* name, StepOps& out) {
   const bool cp = dim == Dim::cp;
   const int n = cp ? ctx_.plan.cp : ctx_.plan.tp;
@@ -283,8 +294,19 @@ void StepBuilder::backward_ops(RankId r, int mb, int chunk, bool with_weights, b
         compute(streams_.compute, blocks_.core_recompute, Phase::recompute, layer, mb, out);
       if (blk == 0 && ctx_.plan.cp > 1) {
         compute(streams_.compute, with_weights ? blocks_.attn_post_bwd : blocks_.attn_post_dgrad, Phase::backward, layer, mb, out);
-        // K and V travel the ring again, with their gradient accumulators: twice the bytes.
-        ring_ops(r, Dim::cp, layer, mb, Phase::backward, blocks_.attn_ring_bwd, 2 * ctx_.layer.cp_kv_bytes.value(), "cp_ring_kv_dkv", out);
+        if (ctx_.plan.cp_comm == CpComm::all_gather) {
+          // K and V gathered again (not kept from forward), then the gradients of the whole
+          // sequence's K and V reduce-scattered back to their owners.
+          const GroupId cg = groups_.group(kCp, r);
+          comm(streams_.cp_send, groups_.collective(CollectiveKind::all_gather, ParallelDim::cp, cg, cp_gathered_kv_bytes(), "cp_ag_kv"),
+               Phase::backward, layer, mb, out);
+          compute(streams_.compute, blocks_.attn_core_whole_bwd, Phase::backward, layer, mb, out);
+          comm(streams_.cp_send, groups_.collective(CollectiveKind::reduce_scatter, ParallelDim::cp, cg, cp_gathered_kv_bytes(), "cp_rs_dkv"),
+               Phase::backward, layer, mb, out);
+        } else {
+          // K and V travel the ring again, with their gradient accumulators: twice the bytes.
+          ring_ops(r, Dim::cp, layer, mb, Phase::backward, blocks_.attn_ring_bwd, 2 * ctx_.layer.cp_kv_bytes.value(), "cp_ring_kv_dkv", out);
+        }
         compute(streams_.compute, with_weights ? blocks_.attn_pre_bwd : blocks_.attn_pre_dgrad, Phase::backward, layer, mb, out);
       } else if (blk == 1 && ctx_.model.moe_layer(layer)) {
         moe_backward_ops(r, layer, mb, with_weights, out);

@@ -34,6 +34,7 @@ class StepBuilder {
   void layer_forward_ops(workload::RankId r, int layer, int mb, workload::Phase ph, StepOps& out);
   void moe_forward_ops(workload::RankId r, int layer, int mb, workload::Phase ph, StepOps& out);
   void moe_backward_ops(workload::RankId r, int layer, int mb, bool with_weights, StepOps& out);
+  double cp_gathered_kv_bytes() const;
   void ring_ops(workload::RankId r, Dim dim, int layer, int mb, workload::Phase ph, const Block& step, double bytes, const char* name,
                 StepOps& out);
   bool tp_overlapped(int blk, int layer) const;

@@ -83,6 +83,9 @@ struct TrainingSpec {
   int steps = 1;
 };
 
+/// How context parallelism exchanges K and V (ParallelPlan::cp_comm).
+enum class CpComm : unsigned char { p2p, all_gather };
+
 /// What selective recompute re-runs (ParallelPlan::selective_recompute).
 enum class SelectiveRecompute : unsigned char { attention, every_other_matmul };
 
@@ -148,6 +151,11 @@ struct ParallelPlan {
   /// Count the embedding and the output head as one layer each when splitting layers over the
   /// pipeline stages (Megatron-DeepSpeed's PipelineModule partitioned by 'type:transformer|embedding').
   bool embedding_in_pipeline_split = false;
+  /// How CP ranks exchange K and V: a ring of point-to-point sends, each overlapping one block of
+  /// the attention (Megatron-Core / Transformer Engine's default cp_comm_type p2p), or one
+  /// all-gather before the attention and a reduce-scatter of their gradients after its backward,
+  /// on the critical path (Llama 3's CP, section 3.3.2; torchtitan's allgather rotation).
+  CpComm cp_comm = CpComm::p2p;
 };
 
 struct Experiment {
