@@ -22,11 +22,23 @@ const ScalingPoint* point_at(const Series& s, double scale) {
   return nullptr;
 }
 
+using Components = std::vector<std::pair<std::string, double>>;
+
+// Two points' components side by side, the same list for both: one without the straggler row
+// (device variability off) counts 0 there when the other has it.
+std::pair<Components, Components> components_of(const Breakdown& a, const Breakdown& b) {
+  Breakdown pa = a, pb = b;
+  if (pa.stragglers || pb.stragglers) {
+    if (!pa.stragglers) pa.stragglers = core::Seconds(0);
+    if (!pb.stragglers) pb.stragglers = core::Seconds(0);
+  }
+  return {breakdown_components(pa), breakdown_components(pb)};
+}
+
 // The component (other than plain compute) whose share of the step grows most from `a` to `b`,
 // as a sentence; or, when none grows, what compute did.
 std::string why_between(const ScalingPoint& a, const ScalingPoint& b, const std::string& unit) {
-  const auto ca = breakdown_components(a.breakdown);
-  const auto cb = breakdown_components(b.breakdown);
+  const auto [ca, cb] = components_of(a.breakdown, b.breakdown);
   std::size_t best = 0;
   double best_rise = 0;
   for (std::size_t i = 1; i < ca.size(); ++i) {  // 0 is compute
@@ -48,7 +60,7 @@ std::string why_between(const ScalingPoint& a, const ScalingPoint& b, const std:
 }  // namespace
 
 std::vector<std::pair<std::string, double>> breakdown_components(const Breakdown& b) {
-  return {
+  std::vector<std::pair<std::string, double>> out = {
       {"compute", (b.compute - b.interference - b.throttle).value()},
       {"compute slowed by overlapping communication", b.interference.value()},
       {"compute slowed by clock throttling (power limit or heat)", b.throttle.value()},
@@ -60,6 +72,10 @@ std::vector<std::pair<std::string, double>> breakdown_components(const Breakdown
       {"the pipeline bubble", b.bubble.value()},
       {"other waiting", b.other.value()},
   };
+  // Only with device variability (docs/variability.md), so that reports of uniform clusters keep
+  // the components they had.
+  if (b.stragglers) out.emplace_back("waiting for stragglers", b.stragglers->value());
+  return out;
 }
 
 std::string format_scale(double scale) {
@@ -236,8 +252,7 @@ std::vector<Finding> crossovers(const Series& a, const Series& b, const std::str
                          winner.name, loser.name, format_scale(std::round(f.scale)), unit,
                          format_scale(f.from_scale), format_scale(f.to_scale), w.throughput, l.throughput,
                          format_scale(f.to_scale));
-    const auto cw = breakdown_components(w.breakdown);
-    const auto cl = breakdown_components(l.breakdown);
+    const auto [cw, cl] = components_of(w.breakdown, l.breakdown);
     std::size_t best = 0;
     double gap = -1;
     for (std::size_t i = 0; i < cw.size(); ++i)
@@ -277,8 +292,7 @@ std::vector<Finding> crossovers(const Series& a, const Series& b, const std::str
                            100 * gain_lo, 100 * gain_hi);
       const ScalingPoint& w = a_leads ? *common.back().pa : *common.back().pb;
       const ScalingPoint& l = a_leads ? *common.back().pb : *common.back().pa;
-      const auto cw = breakdown_components(w.breakdown);
-      const auto cl = breakdown_components(l.breakdown);
+      const auto [cw, cl] = components_of(w.breakdown, l.breakdown);
       std::size_t best = 0;
       double gap = -std::numeric_limits<double>::max();
       for (std::size_t i = 0; i < cw.size(); ++i)

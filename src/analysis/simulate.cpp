@@ -43,10 +43,16 @@ MemoryReport memory_report(const plan::MemoryEstimate& m) {
   return r;
 }
 
+// Whether no rank can stand for another: devices that differ thermally, or kernels drawn apart
+// per rank (kernel jitter: a representative taking each op's slowest draw would be an upper bound,
+// sim/speeds). Devices that differ only in speed keep the symmetric fidelity: a representative runs
+// at the pace of the slowest rank it stands for, which is what every synchronising collective
+// imposes on them all (docs/variability.md).
+bool ranks_differ(const plan::Experiment& e) { return e.cluster.thermal.any() || e.cluster.variability.kernel_jitter > 0; }
+
 plan::CompileOptions compile_options(const plan::Experiment& e, const SimulateOptions& o) {
   plan::CompileOptions co;
-  // Devices that differ thermally are not interchangeable: only full fidelity is faithful.
-  co.fidelity = e.cluster.thermal.any() ? plan::Fidelity::full : o.fidelity;
+  co.fidelity = ranks_differ(e) ? plan::Fidelity::full : o.fidelity;
   co.fuse_blocks = o.fuse_blocks;
   return co;
 }
@@ -103,6 +109,38 @@ std::vector<sim::DeviceCooling> cooling(const plan::Experiment& e, const hw::Pow
   if (!previous || !before) return out;
   for (std::size_t i = 0; i < slots; ++i) out[i] = sim::warm_start(pm, out[i], (*before)[i], previous->power[i], previous->makespan);
   return out;
+}
+
+// cluster.variability as the engine takes it: named slow devices by global id.
+sim::Variability engine_variability(const plan::Experiment& e) {
+  const plan::SpeedVariability& v = e.cluster.variability;
+  sim::Variability out;
+  out.gpu_speed_spread = v.gpu_speed_spread;
+  out.kernel_jitter = v.kernel_jitter;
+  out.seed = v.seed;
+  const int per_node = e.cluster.topology.devices_per_node;
+  for (const auto& s : v.slow) {
+    if (s.device >= 0) out.slow.push_back({s.device, s.time_factor});
+    else
+      for (int d = s.local_rank; d < e.cluster.devices(); d += per_node) out.slow.push_back({d, s.time_factor});
+  }
+  return out;
+}
+
+// The settings and the slowest device they drew (over every device, simulated or not).
+VariabilityReport variability_report(const plan::Experiment& e, const sim::Variability& v) {
+  VariabilityReport r;
+  if (!v.any()) return r;
+  r.modeled = true;
+  r.gpu_speed_spread = v.gpu_speed_spread;
+  r.kernel_jitter = v.kernel_jitter;
+  r.seed = v.seed;
+  for (int d = 0; d < e.cluster.devices(); ++d)
+    if (const double f = v.device_factor(d); f > r.slowest_device_factor || d == 0) {
+      r.slowest_device_factor = f;
+      r.slowest_device = d;
+    }
+  return r;
 }
 
 // Power and thermal figures of one engine run, over all devices (a simulated rank weighs as the
@@ -162,6 +200,11 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
                       "cluster.thermal makes devices differ, but this execution graph simulates one rank per class "
                       "(symmetric); export it with --fidelity full to replay it with thermal variation",
                       core::SourceLocation{e.file, 0, 0, "cluster.thermal"});
+  if (e.cluster.variability.kernel_jitter > 0 && static_cast<int>(graph.simulated_ranks().size()) != devices)
+    throw core::Error(core::ErrorKind::input,
+                      "cluster.variability.kernel_jitter draws every rank's kernels apart, but this execution graph "
+                      "simulates one rank per class (symmetric); export it with --fidelity full to replay it with jitter",
+                      core::SourceLocation{e.file, 0, 0, "cluster.variability.kernel_jitter"});
   net::Topology topo(e.cluster.topology, e.cluster.nodes);
   hw::ComputeModel compute(e.cluster.device);
   sim::EngineOptions eo;
@@ -172,6 +215,7 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   eo.power.model = &power;
   eo.power.cap = core::Watts(e.cluster.power_cap());
   eo.power.comm_interference = eo.comm_interference;
+  eo.variability = engine_variability(e);
   auto te = std::chrono::steady_clock::now();
   // What the graph knows of the step; a trace may lack any of it (then the report says null).
   const workload::GraphFacts& facts = graph.facts();
@@ -242,10 +286,19 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
                                 exposed(workload::ParallelDim::ep)};
     r.breakdown.bubble = in_seconds(c.bubble);
     r.breakdown.other = in_seconds(c.other);
+    if (eo.variability.any()) {
+      // What variability cost the rank gets a row of its own: its kernels' time beyond calibrated
+      // (part of compute) and its waits for later members (part of other). The parts still sum
+      // to the step.
+      r.breakdown.compute = in_seconds(c.compute - c.device_slowdown);
+      r.breakdown.other = in_seconds(c.other - c.peer_wait);
+      r.breakdown.stragglers = in_seconds(c.device_slowdown + c.peer_wait);
+    }
     r.breakdown.critical_rank_note = fmt::format("rank {}", c.rank);
   }
   r.power = std::move(power_report);
   r.thermal = std::move(thermal_report);
+  r.variability = variability_report(e, eo.variability);
   r.steps = std::move(steps);
   r.simulator.engine = engine_time;
   r.simulator.events = events;
@@ -259,6 +312,9 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
       plan::fidelity_name(static_cast<int>(graph.simulated_ranks().size()) == devices ? plan::Fidelity::full : plan::Fidelity::symmetric);
   if (e.cluster.thermal.any() && options.fidelity == plan::Fidelity::symmetric)
     r.simulator.fidelity_note = "full: cluster.thermal makes devices differ, so no rank stands for another";
+  else if (ranks_differ(e) && options.fidelity == plan::Fidelity::symmetric)
+    r.simulator.fidelity_note = "full: cluster.variability.kernel_jitter draws every rank's kernels apart, so no rank "
+                                "stands for another";
   r.simulator.wall = core::Seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return r;
 }

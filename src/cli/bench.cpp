@@ -56,16 +56,26 @@ void bench_queue() {
   bench_queue_case(65536, 128);
 }
 
-void bench_case(const std::string& file, plan::Fidelity f) {
+/// Device variability to bench with (docs/variability.md): none, the recommended device spread,
+/// or the spread with per-kernel jitter (which runs in full fidelity).
+enum class Vary { none, spread, jitter };
+
+void bench_case(const std::string& file, plan::Fidelity f, Vary vary = Vary::none) {
   std::string path = (std::filesystem::path(io::project_root()) / file).string();
   plan::Experiment e = io::load_experiment(path);
+  if (vary != Vary::none) {
+    e.cluster.variability.gpu_speed_spread = 0.02;
+    e.cluster.variability.seed = 1;
+    if (vary == Vary::jitter) e.cluster.variability.kernel_jitter = 0.02;
+  }
+  const std::string label = file + (vary == Vary::spread ? " +spread" : vary == Vary::jitter ? " +jitter" : "");
   analysis::SimulateOptions so;
   so.fidelity = f;
   auto t0 = std::chrono::steady_clock::now();
   analysis::RunReport r = analysis::simulate(e, so);
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("%-44s %-9s %6d GPUs  step %8.3f s  wall %8.3f s (compile %.3f, engine %.3f)  events %10llu  ops %10llu  %6.2f M events/s  classes %4d  rss %7.0f MB\n",
-              file.c_str(), r.simulator.fidelity.c_str(), r.devices, r.step_time.value(), s, r.simulator.compile.value(), r.simulator.engine.value(),
+              label.c_str(), r.simulator.fidelity.c_str(), r.devices, r.step_time.value(), s, r.simulator.compile.value(), r.simulator.engine.value(),
               static_cast<unsigned long long>(r.simulator.events), static_cast<unsigned long long>(r.simulator.ops),
               static_cast<double>(r.simulator.events) / r.simulator.engine.value() / 1e6, r.simulator.rank_classes, peak_rss_mb());
   std::fflush(stdout);
@@ -99,6 +109,11 @@ int cmd_bench(bool quick) {
     if (quick && std::string(c).find("16k") != std::string::npos) continue;
     bench_case(c, plan::Fidelity::full);
   }
+  // Devices that differ in speed: the recommended spread (symmetric and full), and with kernel
+  // jitter (full fidelity, one draw per kernel and rank).
+  bench_case("workloads/examples/gpt3-175b-1024-a100.yaml", plan::Fidelity::symmetric, Vary::spread);
+  bench_case("workloads/examples/gpt3-175b-1024-a100.yaml", plan::Fidelity::full, Vary::spread);
+  bench_case("workloads/examples/gpt3-175b-1024-a100.yaml", plan::Fidelity::full, Vary::jitter);
   // Power, clocks and heat: thermally different devices (full fidelity) over 6 warm-start steps;
   // the events and wall are of all six engine runs.
   bench_case("workloads/examples/whatif/llama3-8b-hot-gpu-h100.yaml", plan::Fidelity::symmetric);

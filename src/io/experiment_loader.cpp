@@ -247,6 +247,44 @@ plan::ThermalVariation read_thermal_variation(const Node& node, const plan::Clus
   return v;
 }
 
+// cluster.variability (docs/variability.md): every key optional, each 0 (off) unless given.
+plan::SpeedVariability read_speed_variability(const Node& node, const plan::ClusterSpec& c) {
+  plan::SpeedVariability v;
+  if (!node.is_map())
+    node.fail("must be a map: {gpu_speed_spread: F, kernel_jitter: F, seed: N, slow: [{device: D, time_factor: X}, ...]}");
+  MapReader r(node);
+  // A spread is a standard deviation of ln(time factor): 0.5 already puts a device 2.7x slow at
+  // two standard deviations, far past any published spread (docs/variability.md).
+  auto spread = [](const Node& n) {
+    const double x = n.as_double();
+    if (!(x >= 0 && x <= 0.5)) n.fail(fmt::format("{} is out of range; allowed: a standard deviation in [0, 0.5]", x));
+    return x;
+  };
+  if (auto n = r.optional("gpu_speed_spread")) v.gpu_speed_spread = spread(*n);
+  if (auto n = r.optional("kernel_jitter")) v.kernel_jitter = spread(*n);
+  if (auto n = r.optional("seed")) v.seed = static_cast<std::uint64_t>(n->as_int(0, std::int64_t{1} << 62));
+  if (auto list = r.optional("slow")) {
+    if (!list->is_sequence()) list->fail("must be a list of {device: D, time_factor: X} or {local_rank: K, time_factor: X}");
+    for (const Node& item : list->items()) {
+      MapReader ir(item);
+      plan::SpeedVariability::Slow s;
+      auto dev = ir.optional("device");
+      auto local = ir.optional("local_rank");
+      if (dev.has_value() == local.has_value()) item.fail("give exactly one of device (a global id) and local_rank (every node)");
+      if (dev) s.device = static_cast<int>(dev->as_int(0, c.devices() - 1));
+      if (local) s.local_rank = static_cast<int>(local->as_int(0, c.topology.devices_per_node - 1));
+      Node factor = ir.required("time_factor");
+      s.time_factor = factor.as_double();
+      if (!(s.time_factor > 0 && s.time_factor <= 10))
+        factor.fail(fmt::format("{} is out of range; allowed: a factor on kernel time in (0, 10]", s.time_factor));
+      ir.finish();
+      v.slow.push_back(s);
+    }
+  }
+  r.finish();
+  return v;
+}
+
 void read_cluster(const Seen& seen, const std::string& base_dir, const DeviceCatalog& catalog, plan::Experiment& e) {
   Node topo_node = seen.require("cluster.topology");
   std::string topo_path = resolve(topo_node, base_dir, "topology");
@@ -293,6 +331,7 @@ void read_cluster(const Seen& seen, const std::string& base_dir, const DeviceCat
     e.cluster.topology.collectives.protocol = name == "auto" ? std::nullopt : net::parse_protocol(name);
   }
   if (auto th = seen.get("cluster.thermal")) e.cluster.thermal = read_thermal_variation(*th, e.cluster);
+  if (auto v = seen.get("cluster.variability")) e.cluster.variability = read_speed_variability(*v, e.cluster);
 }
 
 void read_workload(const Seen& seen, const std::string& base_dir, plan::Experiment& e) {

@@ -101,6 +101,14 @@ std::vector<OptionSpec> build() {
                   "every node (or `device: D`, one global device) by X; `nodes: [{node: N, inlet_c: C}, "
                   "...]` gives node N its own inlet temperature. Devices then differ, so "
                   "the symmetric fidelity runs as full."));
+  t.push_back(opt("cluster.variability", T::map, "", D::none, "",
+                  "Devices that do not run at one speed (docs/variability.md): `gpu_speed_spread: S` "
+                  "scales every kernel time of each device by exp(S*z), z standard normal drawn per "
+                  "device from `seed: N` (default 1); `kernel_jitter: J` each kernel by exp(J*z') drawn "
+                  "per rank and op; `slow: [{device: D, time_factor: X}, ...]` (or `local_rank: K`, "
+                  "every node) slows named devices. Off unless set; recommended from published "
+                  "spreads: `{gpu_speed_spread: 0.02, seed: 1}`. Kernel jitter runs symmetric "
+                  "fidelity as full."));
   t.push_back(number("cluster.inlet_c", "degC", D::derived, "the topology's cooling.inlet_c", -50, 100,
                      "Inlet air or coolant temperature of every node (the thermal model's ambient)."));
   t.push_back(choice("cluster.collective_algorithm",

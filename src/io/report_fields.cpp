@@ -254,6 +254,13 @@ std::vector<ReportField> build_fields() {
                      [](auto& r) -> auto& { return r.breakdown.bubble; }, {{"bubble_s", kCsvAndEstimate}}));
   f.push_back(member("breakdown.other_s", "s", K::when_simulated, "any remaining idle time",
                      [](auto& r) -> auto& { return r.breakdown.other; }, {{"other_s", kCsv}}));
+  f.push_back(member("breakdown.stragglers_s", "s", K::key_if_not_empty,
+                     "only with `cluster.variability`: waiting for stragglers, what device variability cost the rank "
+                     "(docs/variability.md): its kernels' time beyond their calibrated time (taken out of `compute_s`; "
+                     "in symmetric fidelity at the pace of the slowest rank its groups tie it to) plus its waits at "
+                     "non-pipeline collectives for members that arrived later (taken out of `other_s`); negative when "
+                     "its device is faster than calibrated and it never waited",
+                     [](auto& r) -> auto& { return r.breakdown.stragglers; }));
   f.push_back(member("breakdown.critical_rank", "", K::always, "which rank the breakdown is of",
                      [](auto& r) -> auto& { return r.breakdown.critical_rank_note; }));
 
@@ -306,6 +313,21 @@ std::vector<ReportField> build_fields() {
                      [](auto& r) -> auto& { return r.thermal.limiter; }, {{"limiter", kRowAndCsv}}));
   f.push_back(member("thermal.reached_shutdown", "bool", K::when_thermal_modeled, "a device passed its shutdown temperature",
                      [](auto& r) -> auto& { return r.thermal.reached_shutdown; }));
+
+  f.push_back(member("variability.gpu_speed_spread", "sd of ln", K::key_if_variability,
+                     "only with `cluster.variability`: the standard deviation of ln(a device's kernel-time factor)",
+                     [](auto& r) -> auto& { return r.variability.gpu_speed_spread; }));
+  f.push_back(member("variability.kernel_jitter", "sd of ln", K::key_if_variability,
+                     "the standard deviation of ln(one kernel's time factor)",
+                     [](auto& r) -> auto& { return r.variability.kernel_jitter; }));
+  f.push_back(member("variability.seed", "seed", K::key_if_variability, "the seed of the draws",
+                     [](auto& r) -> auto& { return r.variability.seed; }));
+  f.push_back(member("variability.slowest_device", "device", K::key_if_variability,
+                     "the device with the largest time factor (lowest id on ties), simulated or not",
+                     [](auto& r) -> auto& { return r.variability.slowest_device; }));
+  f.push_back(member("variability.slowest_device_factor", "factor", K::key_if_variability,
+                     "its factor on every kernel time (named slow devices included)",
+                     [](auto& r) -> auto& { return r.variability.slowest_device_factor; }));
 
   f.push_back(member("steps", "", K::always,
                      "one entry per simulated step (`training.steps`), each with the keys of the steps table below; the "
@@ -410,9 +432,11 @@ bool field_known(const ReportField& f, const RunReport& r) {
     case Known::key_if_not_simulated: return !r.simulated;
     case Known::key_if_not_empty: {
       const FieldValue v = f.get(r);
+      if (std::holds_alternative<std::monostate>(v)) return false;  // a figure that is not set
       const auto* s = std::get_if<std::string>(&v);
       return !s || !s->empty();
     }
+    case Known::key_if_variability: return r.variability.modeled;
     case Known::key_if_volatile: return true;
   }
   return true;

@@ -90,7 +90,10 @@ Json report_json(const analysis::RunReport& r, bool include_volatile) {
   for (const auto& f : report_fields()) {
     if (!f.in_report) continue;
     if (f.known == Known::key_if_volatile && !include_volatile) continue;
-    if ((f.known == Known::key_if_not_simulated || f.known == Known::key_if_not_empty) && !field_known(f, r)) continue;
+    if ((f.known == Known::key_if_not_simulated || f.known == Known::key_if_not_empty ||
+         f.known == Known::key_if_variability) &&
+        !field_known(f, r))
+      continue;
     at_path(j, f.key) = to_json(field_value({&f, nullptr}, r));
   }
   return j;
@@ -117,6 +120,7 @@ analysis::RunReport report_from_json(const Json& j) {
   // Power and temperature were modeled exactly when their one never-NaN figure is there.
   r.power.modeled = present("power.cap_w");
   r.thermal.modeled = present("thermal.cooling");
+  r.variability.modeled = present("variability.seed");
   for (const auto& f : report_fields()) {
     if (!f.in_report || !f.set) continue;
     const Json* x = find_path(j, f.key);

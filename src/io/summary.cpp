@@ -112,7 +112,11 @@ std::string format_summary(const analysis::RunReport& r) {
     if (s != none) part(fmt::format("  {}", name), s);
   part("pipeline bubble", b.bubble);
   part("other", b.other);
+  if (b.stragglers) part("waiting for stragglers", *b.stragglers);
   if (!b.critical_rank_note.empty()) out += fmt::format("  ({})\n", b.critical_rank_note);
+  if (const auto& v = r.variability; v.modeled)
+    out += fmt::format("  (devices vary: speed spread {:.3g}, kernel jitter {:.3g}, seed {}; slowest device {} at {:.4g}x)\n",
+                       v.gpu_speed_spread, v.kernel_jitter, v.seed, v.slowest_device, v.slowest_device_factor);
 
   if (r.power.modeled) {
     const auto& p = r.power;

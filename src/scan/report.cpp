@@ -66,9 +66,13 @@ std::string headline(const ScanMeta& m, const std::vector<ScanRow>& rows) {
   return s;
 }
 
-std::vector<std::string> component_names() {
+// The legend of the breakdown bars: the components of a breakdown that has the straggler row
+// when one of the points has it (device variability, docs/variability.md), else the plain ones.
+std::vector<std::string> component_names(bool stragglers) {
+  analysis::Breakdown b;
+  if (stragglers) b.stragglers = core::Seconds(0);
   std::vector<std::string> n;
-  for (const auto& [name, v] : analysis::breakdown_components(analysis::Breakdown{})) n.push_back(name);
+  for (const auto& [name, v] : analysis::breakdown_components(b)) n.push_back(name);
   return n;
 }
 
@@ -181,7 +185,10 @@ std::string report_html(const ScanMeta& m, const std::vector<ScanRow>& rows, con
   h += "</ul>\n";
 
   // Step-time breakdown: one stacked bar per simulated point, grouped by series.
-  svg::StackedBars bars{"Step-time breakdown per simulated point", "seconds", component_names(), {}};
+  bool stragglers = false;
+  for (const auto& sr : a.series)
+    for (const auto& p : sr.series.points) stragglers = stragglers || p.breakdown.stragglers.has_value();
+  svg::StackedBars bars{"Step-time breakdown per simulated point", "seconds", component_names(stragglers), {}};
   for (const auto& sr : a.series)
     for (std::size_t i = 0; i < sr.series.points.size(); ++i) {
       svg::Bar b;

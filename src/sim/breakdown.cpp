@@ -49,8 +49,12 @@ void Breakdown::attribute_gap(Slot slot, Time from, Time to, TemplateOp binding)
     };
     r.exposed[static_cast<std::size_t>(dim)] += overlap(rec.start, rec.end);
     const Time waiting = overlap(rec.posted, rec.start);
-    if (dim == workload::ParallelDim::pp) r.bubble += waiting;
-    else r.other += waiting;
+    if (dim == workload::ParallelDim::pp) {
+      r.bubble += waiting;
+    } else {
+      r.other += waiting;
+      r.peer_wait += waiting;  // a member arrived later: a straggler (sim/variability)
+    }
     // Idle after the collective ended (another stream's op released the compute op) is "other".
     r.other += overlap(std::max(rec.end, rec.posted), to);
     to = std::min(to, rec.posted);

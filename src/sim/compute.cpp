@@ -6,7 +6,7 @@ using core::Time;
 
 Compute::Compute(const workload::ExecutionGraph& g, const hw::ComputeModel& model, const EngineOptions& opt,
                  const RankTemplates& t, RankState& state, core::EventQueue& q)
-    : g_(g), opt_(opt), t_(t), state_(state), q_(q) {
+    : g_(g), opt_(opt), t_(t), state_(state), q_(q), speeds_(g, model, t, opt.variability) {
   kernel_time_.reserve(g.kernels().size());
   for (const auto& k : g.kernels()) kernel_flops_.push_back(k.cost.flops.value());
   for (const auto& k : g.kernels()) {

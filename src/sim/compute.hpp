@@ -2,7 +2,8 @@
 // Kernels: how long each takes, and what slows a compute-stream kernel while it runs.
 //
 // A compute op's duration is hw::ComputeModel::duration of its kernel (or the sum over a fused
-// block's parts), computed once per kernel. With a hw::PowerModel (EngineOptions::power) a
+// block's parts), computed once per kernel, times its device's speed factor when devices vary
+// (sim/speeds). With a hw::PowerModel (EngineOptions::power) a
 // compute-stream kernel's duration is scaled by the clock the DevicePowerTracker picks at its start
 // (the power limit, and while the device is hot the power its cooling removes); at the default
 // limit the scale is exactly 1, so calibrated durations stand. While a collective of its rank moves
@@ -19,6 +20,7 @@
 #include "sim/ids.hpp"
 #include "sim/rank_state.hpp"
 #include "sim/rank_templates.hpp"
+#include "sim/speeds.hpp"
 
 namespace inflect::sim {
 
@@ -94,6 +96,7 @@ class Compute {
   std::vector<Time> kernel_time_;
   std::vector<double> kernel_flops_;
   std::vector<hw::KernelPower> kernel_power_;  // with a power model
+  Speeds speeds_;                              // device variability (EngineOptions::variability)
   DevicePowerTracker power_;
   std::vector<Slot> pending_comm_;
 };
@@ -104,6 +107,12 @@ inline void Compute::start_kernel(StreamKey key, Slot slot, const OpTemplate& t,
   SlotState& sl = state_.slots[slot];
   core::Time dur = kernel_time_[t.payload];
   sl.times.flops += kernel_flops_[t.payload];
+  if (speeds_.enabled()) {
+    // The device's (or the slowest stood-for device's) speed, before clocks and interference.
+    const core::Time varied = speeds_.duration(slot, state_.streams[key].head, t.payload, dur);
+    if (t.on_compute_stream) sl.times.device_slowdown += varied - dur;
+    dur = varied;
+  }
   if (t.on_compute_stream) {
     apply_comm(slot, now);
     if (power_.enabled()) {

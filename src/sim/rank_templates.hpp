@@ -60,6 +60,9 @@ class RankTemplates {
   workload::GroupId group(Slot s, std::uint32_t role) const { return bind_[bind_begin_[s] + role]; }
   /// The graph's id of rank `s`'s op `t` (OpSpan and errors name ops by it).
   workload::OpId original(Slot s, TemplateOp t) const { return rank_ops_.id(s.value(), local_[t]); }
+  /// Op `t`'s position in its rank's issue order: the same on every rank of its class (the key of
+  /// its per-kernel jitter draw, sim/speeds).
+  std::uint32_t position(TemplateOp t) const { return local_[t]; }
 
  private:
   /// The template of the class whose first rank is `rep`, whose groups are `roles`.

@@ -125,6 +125,44 @@ training: {global_batch: 64}
   CHECK(e.parallel.sequence_parallel == def.sequence_parallel);
 }
 
+TEST_CASE("experiment: cluster.variability is off unless given, and reads every key") {
+  auto off = parse(R"(
+cluster: {topology: topologies/dgx-h100.yaml, nodes: 2}
+model: {preset: llama3-8b}
+training: {global_batch: 64}
+)");
+  CHECK_FALSE(off.cluster.variability.any());
+  auto e = parse(R"(
+cluster:
+  topology: topologies/dgx-h100.yaml
+  nodes: 2
+  variability:
+    gpu_speed_spread: 0.02
+    kernel_jitter: 0.01
+    seed: 7
+    slow: [{device: 9, time_factor: 1.1}, {local_rank: 3, time_factor: 0.95}]
+model: {preset: llama3-8b}
+training: {global_batch: 64}
+)");
+  const auto& v = e.cluster.variability;
+  CHECK(v.any());
+  CHECK(v.gpu_speed_spread == 0.02);
+  CHECK(v.kernel_jitter == 0.01);
+  CHECK(v.seed == 7);
+  REQUIRE(v.slow.size() == 2);
+  CHECK(v.slow[0].device == 9);
+  CHECK(v.slow[0].time_factor == 1.1);
+  CHECK(v.slow[1].local_rank == 3);
+  CHECK(v.slow[1].device == -1);
+  // A seed alone turns nothing on: every figure is 0 unless given (docs/variability.md).
+  auto seed_only = parse(R"(
+cluster: {topology: topologies/dgx-h100.yaml, nodes: 2, variability: {seed: 3}}
+model: {preset: llama3-8b}
+training: {global_batch: 64}
+)");
+  CHECK_FALSE(seed_only.cluster.variability.any());
+}
+
 TEST_CASE("experiment: derived dp, gpipe, selective, custom order, bucket 0") {
   auto e = parse(R"(
 cluster: {topology: topologies/dgx-a100.yaml, nodes: 4}

@@ -90,6 +90,30 @@ TEST_CASE("report_json: keys scripts read, with their values") {
   CHECK(j["plan"] == "tp8 pp16 dp8 cp1 sp zero1 1f1b recompute=full mb1");
 }
 
+TEST_CASE("report_json: the straggler row and the variability figures are there only with variability") {
+  const auto plain = nlohmann::json::parse(inflect::io::report_to_json(sample()));
+  CHECK_FALSE(plain["breakdown"].contains("stragglers_s"));
+  CHECK_FALSE(plain.contains("variability"));
+  inflect::analysis::RunReport r = sample();
+  // step 10 s = compute 6.5 + comm 1.75 + bubble 1 + other 0.25 + stragglers 0.5
+  r.breakdown.compute = core::Seconds(6.5);
+  r.breakdown.stragglers = core::Seconds(0.5);
+  r.variability.modeled = true;
+  r.variability.gpu_speed_spread = 0.02;
+  r.variability.seed = 1;
+  r.variability.slowest_device = 617;
+  r.variability.slowest_device_factor = 1.0712;
+  const std::string text = inflect::io::report_to_json(r);
+  const auto j = nlohmann::json::parse(text);
+  CHECK(j["breakdown"]["stragglers_s"].get<double>() == 0.5);
+  CHECK(j["variability"]["slowest_device"].get<int>() == 617);
+  CHECK(j["variability"]["slowest_device_factor"].get<double>() == 1.0712);
+  CHECK(j["variability"]["kernel_jitter"].get<double>() == 0);
+  // Read back and written again, byte for byte (scan rows are read back from report.json).
+  CHECK(inflect::io::report_to_json(inflect::io::report_from_json(nlohmann::ordered_json::parse(text))) == text);
+  CHECK(inflect::io::format_summary(r).find("waiting for stragglers") != std::string::npos);
+}
+
 TEST_CASE("report_json: deterministic key order, volatile fields optional") {
   auto r = sample();
   std::string a = inflect::io::report_to_json(r);

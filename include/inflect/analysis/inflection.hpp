@@ -94,7 +94,8 @@ std::vector<Finding> series_findings(const Series& s, const InflectionOptions& o
 std::vector<Finding> crossovers(const Series& a, const Series& b, const std::string& unit);
 
 /// The breakdown components as (name, seconds), in a fixed order: compute (without interference),
-/// compute interference, exposed DP/TP/PP/CP/EP communication, pipeline bubble, other waiting.
+/// compute interference, exposed DP/TP/PP/CP/EP communication, pipeline bubble, other waiting;
+/// then, only when the breakdown has one (device variability), waiting for stragglers.
 std::vector<std::pair<std::string, double>> breakdown_components(const Breakdown& b);
 
 /// "1,024" for 1024; up to three significant decimals for non-integers.

@@ -26,6 +26,12 @@ struct Breakdown {
   PerDim exposed_comm;         // compute stream idle while waiting on communication, by dimension
   core::Seconds bubble;        // compute stream idle waiting for other pipeline stages
   core::Seconds other;         // any remaining idle time (e.g. waiting for peers at a collective)
+  /// Only with cluster.variability (docs/variability.md): what device variability cost the rank,
+  /// moved out of `compute` (its kernels' time beyond their calibrated time: in symmetric fidelity
+  /// at the pace of the slowest rank its groups tie it to) and out of `other` (its waits at
+  /// non-pipeline collectives for members that arrived later). Negative when its own device is
+  /// faster than the calibrated one and it never waited.
+  std::optional<core::Seconds> stragglers;
   std::string critical_rank_note;  // which rank was used
 };
 
@@ -87,6 +93,17 @@ struct ThermalReport {
   bool reached_shutdown = false;          // a device passed its shutdown temperature
 };
 
+/// Devices that differ in speed (cluster.variability; docs/variability.md): the settings and the
+/// slowest device they drew.
+struct VariabilityReport {
+  bool modeled = false;
+  double gpu_speed_spread = 0;
+  double kernel_jitter = 0;
+  std::uint64_t seed = 0;
+  int slowest_device = 0;             // the device with the largest time factor (lowest id on ties)
+  double slowest_device_factor = 1;   // its factor on every kernel time (named slow devices included)
+};
+
 /// One simulated step of a multi-step run (training.steps).
 struct StepRecord {
   core::Seconds step_time;
@@ -125,6 +142,7 @@ struct RunReport {
   Breakdown breakdown;
   PowerReport power;
   ThermalReport thermal;
+  VariabilityReport variability;
   std::vector<StepRecord> steps;  // every simulated step, first to last
   SimulatorStats simulator;
 };

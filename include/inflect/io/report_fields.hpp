@@ -29,7 +29,8 @@ enum class Known {
   when_power_modeled,    // null when power was not modeled
   when_thermal_modeled,  // null when temperature was not modeled
   key_if_not_simulated,  // the key is there only when the plan was not simulated
-  key_if_not_empty,      // the key is there only when it has something to say
+  key_if_not_empty,      // the key is there only when it has something to say (a text, or a figure that is set)
+  key_if_variability,    // the key is there only with cluster.variability (docs/variability.md)
   key_if_volatile,       // wall-clock: the key is there only when volatile figures are asked for
 };
 

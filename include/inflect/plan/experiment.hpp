@@ -46,6 +46,23 @@ struct ThermalVariation {
   double resistance_scale(int device, int devices_per_node) const;
 };
 
+/// Devices that do not run at one speed (cluster.variability; docs/variability.md): each device's
+/// kernel times scaled by exp(gpu_speed_spread * z), z standard normal drawn from (seed, device);
+/// named slow devices; per-kernel jitter. Every figure is 0 (off) unless the experiment sets it:
+/// docs/variability.md gives the published spreads and the recommended value.
+struct SpeedVariability {
+  double gpu_speed_spread = 0;  // standard deviation of ln(a device's time factor)
+  double kernel_jitter = 0;     // standard deviation of ln(one kernel's time factor)
+  std::uint64_t seed = 1;       // picks z per device (and per kernel)
+  struct Slow {
+    int device = -1;      // a global device id, or
+    int local_rank = -1;  // this device of every node
+    double time_factor = 1;
+  };
+  std::vector<Slow> slow;
+  bool any() const { return gpu_speed_spread > 0 || kernel_jitter > 0 || !slow.empty(); }
+};
+
 struct ClusterSpec {
   net::TopologySpec topology;
   hw::DeviceSpec device;
@@ -55,6 +72,7 @@ struct ClusterSpec {
   /// cluster.inlet_c; unset = the topology's cooling.inlet_c.
   std::optional<double> inlet_c;
   ThermalVariation thermal;
+  SpeedVariability variability;
   double power_cap() const { return power_cap_w ? *power_cap_w : device.board_power.value(); }
   double inlet() const { return inlet_c ? *inlet_c : topology.cooling.inlet_c; }
   int devices() const { return nodes * topology.devices_per_node; }

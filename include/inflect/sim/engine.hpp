@@ -18,6 +18,7 @@
 #include "inflect/net/topology.hpp"
 #include "inflect/sim/device_power.hpp"
 #include "inflect/sim/observer.hpp"
+#include "inflect/sim/variability.hpp"
 #include "inflect/workload/exec_graph.hpp"
 
 namespace inflect::sim {
@@ -33,6 +34,8 @@ struct EngineOptions {
   double comm_interference = 0;
   /// Power, clocks and temperature (sim/device_power.hpp); without a model clocks stay fixed.
   PowerOptions power;
+  /// Devices that differ in speed, and per-kernel jitter (sim/variability.hpp); none by default.
+  Variability variability;
 };
 
 /// Where one rank's time went. compute + exposed + bubble + other = finish.
@@ -47,6 +50,13 @@ struct RankTimes {
   core::Time interference;
   /// Part of `compute` that is kernels running below their board-power clock.
   core::Time throttle;
+  /// Part of `compute` that device variability added: the compute-stream kernels' time on this
+  /// rank's device (in symmetric fidelity the slowest it stands for) less their calibrated time.
+  /// Negative on a device faster than the calibrated one; 0 without EngineOptions::variability.
+  core::Time device_slowdown;
+  /// Part of `other`: compute-stream idle while a non-pipeline collective it waited on had not
+  /// started because a member had not yet arrived (waiting for a straggler).
+  core::Time peer_wait;
   double flops = 0;  // kernel FLOPs executed (incl. recompute)
 };
 
