@@ -5,6 +5,8 @@
 // moves one is seen.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -126,7 +128,7 @@ TEST_CASE("cli: calibrate a GEMM sweep into a device, a table into collective fi
   // 108 shapes) and a 2-node H100 all-reduce table. The GEMM rows at the sweep's 14 us floor (torch's
   // dispatch) are left out; the curve through the others reproduces the sweep as well as the
   // catalog's hand-built curve (8.5% against 9.2% mean error over all 108 rows).
-  const fs::path dir = fs::temp_directory_path() / "inflect-test-calibrate";
+  const fs::path dir = fs::temp_directory_path() / ("inflect-test-calibrate-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string out = (dir / "h200lab.yaml").string();

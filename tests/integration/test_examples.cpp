@@ -3,6 +3,8 @@
 // on stdout, one-line errors naming the file.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -323,7 +325,7 @@ const inflect::scan::ScanRow& row_of(const ScanRun& s, const std::string& key) {
 ScanRun run_bundled_scan(const std::string& name) {
   inflect::io::set_project_root(INFLECT_SOURCE_DIR);
   const auto spec = inflect::scan::load_scan(std::string(INFLECT_SOURCE_DIR) + "/workloads/scans/" + name + ".yaml");
-  const auto dir = fs::temp_directory_path() / ("inflect-test-bundled-" + name);
+  const auto dir = fs::temp_directory_path() / ("inflect-test-bundled-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   ScanRun s;
   s.outcome = inflect::scan::run_scan(spec, dir.string(), {});
@@ -453,7 +455,7 @@ TEST_CASE("bundled scan: micro-batch 1..8 on H200s in a cool and a hot hall: pow
 }
 
 TEST_CASE("cli: scan, report and merge as a batch job drives them") {
-  const std::string out = (fs::temp_directory_path() / "inflect-test-cli-scan").string();
+  const std::string out = (fs::temp_directory_path() / ("inflect-test-cli-scan-" + std::to_string(::getpid()))).string();
   fs::remove_all(out);
   Command c = inflect_cmd("scan workloads/scans/gpt3-175b-h100-vs-h200.yaml --jobs 2 --out " + out, true);
   REQUIRE(c.rc == 0);
@@ -472,7 +474,7 @@ TEST_CASE("cli: scan, report and merge as a batch job drives them") {
 }
 
 TEST_CASE("bundled search: Llama-3-405B on 16,384 H100s, through the cli") {
-  const std::string out = (fs::temp_directory_path() / "inflect-test-cli-search").string();
+  const std::string out = (fs::temp_directory_path() / ("inflect-test-cli-search-" + std::to_string(::getpid()))).string();
   fs::remove_all(out);
   Command c = inflect_cmd("search workloads/search/llama3-405b-16k-h100.yaml --top 3 --jobs 2 --out " + out, false);
   REQUIRE(c.rc == 0);

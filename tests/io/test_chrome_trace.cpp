@@ -2,6 +2,8 @@
 // structure Perfetto relies on (metadata names, X slices in microseconds, wait slices, rank cap).
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -166,7 +168,7 @@ TEST_CASE("chrome_trace: before on_end it is an empty trace, write reports io er
 
   Fixture f;
   replay(w, f);
-  auto path = std::filesystem::temp_directory_path() / "inflect_test_trace.json";
+  auto path = std::filesystem::temp_directory_path() / ("inflect_test_trace-" + std::to_string(::getpid()) + ".json");
   w.write(path.string());
   std::ifstream in(path);
   std::string back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

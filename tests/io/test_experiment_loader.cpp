@@ -2,6 +2,8 @@
 // derived, overrides override; and the option table itself is consistent with plan::Experiment.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -250,7 +252,7 @@ parallel:
 }
 
 TEST_CASE("experiment: a trace replay needs no model, training or model checks") {
-  fs::path dir = fs::temp_directory_path() / "inflect_test_experiment_trace";
+  fs::path dir = fs::temp_directory_path() / ("inflect_test_experiment_trace-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   { std::ofstream(dir / "graph.json") << "{}"; }
   { std::ofstream(dir / "exp.yaml") << "cluster: {topology: topologies/dgx-a100.yaml, nodes: 1}\n"

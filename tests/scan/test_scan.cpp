@@ -2,6 +2,8 @@
 // interruption, shards and merge) and the reports.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <condition_variable>
 #include <deque>
@@ -53,7 +55,7 @@ std::string slurp(const fs::path& p) {
 }
 
 fs::path fresh_dir(const std::string& name) {
-  const auto d = fs::temp_directory_path() / ("inflect-test-scan-" + name);
+  const auto d = fs::temp_directory_path() / ("inflect-test-scan-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(d);
   return d;
 }
