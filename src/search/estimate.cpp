@@ -11,7 +11,7 @@ namespace inflect::search {
 
 namespace {
 
-enum Group : unsigned { kTp, kDp, kEdp, kEp, kPp, kCpRing, kMirror };
+enum Group : unsigned { kTp, kDp, kEdp, kEp, kPp, kCpRing, kMirror, kCp };
 
 /// Compute of `t` seconds overlapped by communication of `c` seconds on the same device: the
 /// kernels run 1/(1+ci) slower while data moves (the engine's interference rule), and the step
@@ -26,6 +26,7 @@ double overlapped(double t, double c, double ci) {
 struct Estimator::LayerTimes {
   double attn_f = 0, mlp_f = 0, attn_b = 0, mlp_b = 0, attn_w = 0, mlp_w = 0;
   double core_f = 0, core_b = 0;  // the attention core (attention-class kernels)
+  double selective_f = 0;         // what selective recompute re-runs (parallel.selective_recompute)
   double moe_f = 0, moe_b = 0, moe_w = 0;  // an MoE layer's MLP block (router, experts, combine)
   double embed_f = 0, embed_b = 0, head_f = 0, head_b = 0;
   double tp_bytes = 0, cp_kv_bytes = 0, ep_bytes = 0, pp_bytes = 0;
@@ -75,6 +76,9 @@ const Estimator::LayerTimes& Estimator::layer_times(const Candidate& c) {
   t.mlp_w = seconds_of(lk.mlp_bwd, 1);
   t.core_f = seconds_of(lk.attn_fwd, 2);
   t.core_b = seconds_of(lk.attn_bwd, 2);
+  t.selective_f = e_.parallel.selective_recompute == plan::SelectiveRecompute::every_other_matmul
+                      ? seconds_of(workload::every_other_matmul_recompute(m, lk))
+                      : t.core_f;
   t.tp_bytes = lk.tp_boundary_bytes.value();
   t.cp_kv_bytes = lk.cp_kv_bytes.value();
   if (m.is_moe()) {
@@ -91,6 +95,9 @@ const Estimator::LayerTimes& Estimator::layer_times(const Candidate& c) {
   const double tokens = static_cast<double>(c.micro_batch * e_.training.seq_len / c.cp);
   t.pp_bytes = tokens * static_cast<double>(m.hidden) * core::bytes_per_element(core::activation_precision(e_.training.precision)) /
                (c.sequence_parallel ? c.tp : 1);
+  // Megatron-LM's scatter/gather: 1/tp of the message per rank (the receivers' NVLink all-gather
+  // is left out of the estimate).
+  if (e_.parallel.pp_scatter_gather && c.tp > 1 && !c.sequence_parallel) t.pp_bytes /= c.tp;
   return t;
 }
 
@@ -116,6 +123,7 @@ double Estimator::collective_s(net::CollectiveOp op, int group, const Candidate&
       case kPp: ranks = {0, mesh.rank(plan::Coords{0, 0, 1, 0})}; break;
       case kCpRing: ranks = {0, mesh.rank(plan::Coords{0, 1, 0, 0})}; break;
       case kMirror: ranks = {0, mesh.rank(plan::Coords{0, 0, c.pp - 1, 0})}; break;  // DualPipe's two copies
+      case kCp: ranks = mesh.group(0, plan::Dim::cp); break;
     }
     const std::vector<net::DeviceId> members(ranks.begin(), ranks.end());
     it = collectives_.emplace(outer, net::collective_cost_model(op, members, *topo_, tuning_)).first;
@@ -157,7 +165,13 @@ Estimate Estimator::estimate(const Candidate& c, bool even_if_over_memory) {
     tp_layer_f = tp_layer_b = 2 * one;  // attention and MLP blocks
   }
   double cp_layer_f = 0, cp_layer_b = 0;
-  if (c.cp > 1) {
+  if (c.cp > 1 && e_.parallel.cp_comm == plan::CpComm::all_gather) {
+    // K and V gathered before the attention (forward and again in backward), their gradients
+    // reduce-scattered after it: all on the critical path.
+    const double ag = collective_s(CollectiveOp::all_gather, kCp, c, t.cp_kv_bytes * c.cp);
+    cp_layer_f = ag;
+    cp_layer_b = ag + collective_s(CollectiveOp::reduce_scatter, kCp, c, t.cp_kv_bytes * c.cp);
+  } else if (c.cp > 1) {
     const double hop_f = collective_s(CollectiveOp::send_recv, kCpRing, c, t.cp_kv_bytes);
     const double hop_b = collective_s(CollectiveOp::send_recv, kCpRing, c, 2 * t.cp_kv_bytes);
     cp_layer_f = (c.cp - 1) * std::max(0.0, hop_f - t.core_f / c.cp);
@@ -198,7 +212,7 @@ Estimate Estimator::estimate(const Candidate& c, bool even_if_over_memory) {
     const double lf = t.attn_f + mlp_f, lb = t.attn_b + mlp_b;
     // Full recomputation re-runs the layer's forward (its communication too) before its backward;
     // selective, the attention core.
-    const double rc = c.recompute == plan::Recompute::full ? lf : c.recompute == plan::Recompute::selective ? t.core_f : 0.0;
+    const double rc = c.recompute == plan::Recompute::full ? lf : c.recompute == plan::Recompute::selective ? t.selective_f : 0.0;
     double cf = lf, cb = lb + rc;
     if (zero3) {
       const double ag = layer_gather(moe);
