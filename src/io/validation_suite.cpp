@@ -173,6 +173,11 @@ ValidationCase read_validation_case(const std::string& file) {
     v.node().fail("published_tflops_per_gpu needs flops_counted: hardware (recomputed work counted, as Megatron-LM's "
                   "papers do) or model (as an MFU counts)");
   }
+  if (const auto ng = v.optional("not_gated")) {
+    c.not_gated = ng->as_string();
+    if (c.not_gated.size() < 20)
+      ng->fail("not_gated needs its reason: what the model cannot represent about this run, and why");
+  }
   // Figures the H200 trace cases record beside their step time; read so that they are not typos.
   for (const char* key : {"measured_avg_power_w", "measured_clock_mhz"})
     if (const auto n = v.optional(key)) n->as_double();
@@ -251,6 +256,7 @@ SuiteSummary summarize(const std::vector<CaseResult>& results) {
 std::vector<const CaseResult*> outside_gate(const std::vector<CaseResult>& results, double fraction) {
   std::vector<const CaseResult*> out;
   for (const auto& r : results) {
+    if (!r.c.not_gated.empty()) continue;
     bool outside = false;
     for (const auto& f : r.figures) outside = outside || std::fabs(f.error) > fraction;
     if (outside) out.push_back(&r);
@@ -279,6 +285,10 @@ std::string format_suite(const std::vector<CaseResult>& results, const SuiteSumm
     for (const auto& g : *set.groups)
       out += fmt::format("{:<30} {:>6} {:>7.1f}% {:>9.1f}%\n", fmt::format("{} {}", set.name, g.name), g.cases, 100 * g.mape,
                          100 * g.max_abs);
+  std::string exempt;
+  for (const auto& r : results)
+    if (!r.c.not_gated.empty()) exempt += fmt::format("  {} ({:+.1f}%): {}\n", r.c.case_id, 100 * r.headline().error, r.c.not_gated);
+  if (!exempt.empty()) out += "\nnot gated (in the MAPE; the gate skips them, validation.not_gated says why):\n" + exempt;
   return out;
 }
 
@@ -299,6 +309,10 @@ std::string suite_markdown(const std::vector<CaseResult>& results, const SuiteSu
   for (const auto& set : group_sets(s))
     for (const auto& g : *set.groups)
       out += fmt::format("| {} {} | {} | {:.1f}% | {:.1f}% |\n", set.name, g.name, g.cases, 100 * g.mape, 100 * g.max_abs);
+  std::string exempt;
+  for (const auto& r : results)
+    if (!r.c.not_gated.empty()) exempt += fmt::format("- `{}` ({:+.1f}%): {}\n", r.c.case_id, 100 * r.headline().error, r.c.not_gated);
+  if (!exempt.empty()) out += "\nNot gated (in every MAPE above; `validation.not_gated` says why the gate skips them):\n\n" + exempt;
   return out;
 }
 
@@ -316,6 +330,7 @@ nlohmann::ordered_json suite_json(const std::vector<CaseResult>& results, const 
     c["plan"] = r.plan;
     c["memory_fits"] = r.fits;
     c["error"] = r.headline().error;
+    if (!r.c.not_gated.empty()) c["not_gated"] = r.c.not_gated;
     Json figures = Json::array();
     for (const auto& f : r.figures) {
       Json x = Json::object();
