@@ -106,7 +106,9 @@ KernelBlocks::KernelBlocks(const PlanContext& ctx, workload::ExecutionGraph& g) 
     std::vector<workload::KernelSpec> pre, core, post;
     cut(ctx.layer.attn_fwd, pre, core, post);
     attn_pre_fwd = add_block("attn_pre", pre);
-    attn_ring_fwd = add_block("attn_core_ring_step", core);
+    std::vector<workload::KernelSpec> ring_step = core;
+    ring_step.insert(ring_step.end(), ctx.layer.cp_step_fwd.begin(), ctx.layer.cp_step_fwd.end());
+    attn_ring_fwd = add_block("attn_core_ring_step", ring_step);
     if (ctx.plan.cp_comm == CpComm::all_gather) {
       std::vector<workload::KernelSpec> whole_f, whole_b;
       for (const auto& k : ctx.layer.attn_fwd)
@@ -120,6 +122,7 @@ KernelBlocks::KernelBlocks(const PlanContext& ctx, workload::ExecutionGraph& g) 
     pre.clear(), core.clear(), post.clear();
     cut(ctx.layer.attn_bwd, pre, core, post);  // backward order: pre = output side, post = input side
     attn_post_bwd = add_block("attn_post_bwd", pre);
+    core.insert(core.end(), ctx.layer.cp_step_bwd.begin(), ctx.layer.cp_step_bwd.end());
     attn_ring_bwd = add_block("attn_core_ring_step_bwd", core);
     attn_pre_bwd = add_block("attn_pre_bwd", post);
     if (split_backward) {

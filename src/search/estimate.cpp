@@ -76,6 +76,10 @@ const Estimator::LayerTimes& Estimator::layer_times(const Candidate& c) {
   t.mlp_w = seconds_of(lk.mlp_bwd, 1);
   t.core_f = seconds_of(lk.attn_fwd, 2);
   t.core_b = seconds_of(lk.attn_bwd, 2);
+  if (c.cp > 1 && e_.parallel.cp_comm == plan::CpComm::p2p) {  // each ring step's merge or accumulation
+    t.attn_f += c.cp * seconds_of(lk.cp_step_fwd);
+    t.attn_b += c.cp * seconds_of(lk.cp_step_bwd);
+  }
   t.selective_f = e_.parallel.selective_recompute == plan::SelectiveRecompute::every_other_matmul
                       ? seconds_of(workload::every_other_matmul_recompute(m, lk))
                       : t.core_f;

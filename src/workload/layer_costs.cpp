@@ -317,6 +317,14 @@ LayerKernels transformer_layer(const ModelSpec& m, const ShardShape& s) {
 
   lk.tp_boundary_bytes = s.tp > 1 ? Bytes(T * x.h * x.bpe) : Bytes(0);
   lk.cp_kv_bytes = s.cp > 1 ? Bytes(2 * T * x.kv_width * x.bpe) : Bytes(0);
+  if (s.cp > 1) {
+    // Per ring step: read the step's output, read and write the running output (3 passes over
+    // the local T x q elements); backward, read the step's gradient and read and write the
+    // accumulator, for dQ (T x q) and dK, dV (2 x T x kv). The log-sum-exps are 1/head_dim of that.
+    const double q_elems = T * x.q_width, kv_elems = 2 * T * x.kv_width;
+    lk.cp_step_fwd.push_back(memory("attn_cp_out_merge", 3 * q_elems * x.bpe, 3 * q_elems, x.p));
+    lk.cp_step_bwd.push_back(memory("attn_cp_grad_accumulate", 3 * (q_elems + kv_elems) * x.bpe, q_elems + kv_elems, x.p));
+  }
   return lk;
 }
 

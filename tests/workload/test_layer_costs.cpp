@@ -347,3 +347,14 @@ TEST_CASE("torchtitan's op-level selective recompute re-runs wk, wo, w3 and the 
   // 2 * 8192 * 4096 * (wk 1024 + wo 4096 + w3 14336) FLOPs.
   CHECK(gemm == doctest::Approx(2.0 * 8192 * 4096 * (1024 + 4096 + 14336)).epsilon(kExact));
 }
+
+TEST_CASE("ring CP adds a merge per step in forward and the gradient accumulation per step in backward") {
+  // llama3-8b, b = 1, s = 8192, cp 4, tp 1: T = 2048 local tokens, q 4096, kv 1024.
+  // Forward merge: 3 passes over T x q at 2 B = 3 * 2048 * 4096 * 2 = 50,331,648 B per step.
+  // Backward: 3 passes over dQ (T x q) and dK, dV (2 x T x kv) = 3 * 2048 * (4096 + 2048) * 2.
+  const LayerKernels lk = transformer_layer(fixtures::llama3_8b(), shard(1, false, 4, 1, 8192));
+  REQUIRE(lk.cp_step_fwd.size() == 1);
+  CHECK(lk.cp_step_fwd[0].cost.bytes.value() == doctest::Approx(50331648.0).epsilon(kExact));
+  CHECK(lk.cp_step_bwd[0].cost.bytes.value() == doctest::Approx(3.0 * 2048 * 6144 * 2).epsilon(kExact));
+  CHECK(transformer_layer(fixtures::llama3_8b(), shard(1, false, 1, 1, 8192)).cp_step_fwd.empty());
+}

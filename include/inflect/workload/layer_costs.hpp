@@ -63,6 +63,11 @@ struct LayerKernels {
   core::Bytes tp_boundary_bytes;
   /// Bytes of K and V of the local sequence chunk, passed around the CP ring per step.
   core::Bytes cp_kv_bytes;
+  /// With CP as a ring: what each ring step adds beside its block of attention. Forward, merging
+  /// the step's partial output into the running one by their log-sum-exps; backward, adding the
+  /// step's dQ and dK/dV into their accumulators (Transformer Engine's AttnFuncWithCPAndKVP2P:
+  /// flash_attn_fwd_out_correction, and the dq/dkv adds of its backward). Empty when cp == 1.
+  std::vector<KernelSpec> cp_step_fwd, cp_step_bwd;
 };
 
 /// The kernels of one layer as one rank runs them: T = micro_batch*seq_len/cp local tokens; GEMMs
