@@ -1,5 +1,6 @@
 #include "inflect/hw/device.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -52,6 +53,10 @@ core::FlopRate DeviceSpec::peak(core::Precision p) const {
 const EfficiencyCurve& DeviceSpec::gemm_curve(core::Precision p) const {
   auto it = gemm_efficiency_by_precision.find(p);
   return it != gemm_efficiency_by_precision.end() ? it->second : gemm_efficiency;
+}
+
+core::Bytes DeviceSpec::usable_memory(int communicators) const {
+  return std::max(core::Bytes(0), hbm_capacity - memory_reserve.total(communicators));
 }
 
 }  // namespace inflect::hw

@@ -333,6 +333,32 @@ void parse_thermal(const Node& node, DeviceSpec& d) {
                           t.hysteresis_c));
 }
 
+// `memory_reserve:` (docs/devices.md, "Memory"): what a training process cannot use of the
+// reported capacity. Each figure is a size (0 allowed: AMD's runtime sees all of amd-smi's total)
+// and carries a source under "memory_reserve.<key>"; together they must leave some memory.
+const std::vector<std::string> kReserveKeys = {"driver", "context", "per_communicator"};
+
+core::Bytes non_negative_size(const Node& n) {
+  const core::Bytes b = n.as_bytes();
+  if (!(b.value() >= 0)) n.fail(fmt::format("must not be negative; got '{}'", n.raw().Scalar()));
+  return b;
+}
+
+void parse_memory_reserve(const Node& node, DeviceSpec& d) {
+  MapReader r(node);
+  hw::MemoryReserve& m = d.memory_reserve;
+  m.driver = non_negative_size(r.required("driver"));
+  m.context = non_negative_size(r.required("context"));
+  m.per_communicator = non_negative_size(r.required("per_communicator"));
+  r.finish();
+  // A process with one communicator must still have memory left: a reserve at or above the
+  // capacity is a unit slip (MB for MiB, a capacity in GB read as bytes).
+  if (!(m.total(1) < d.hbm_capacity))
+    node.fail(fmt::format("driver + context + one communicator's buffers ({:.0f} MiB) leave nothing of hbm_capacity "
+                          "({:.0f} MiB); check the units",
+                          m.total(1).value() / 1048576.0, d.hbm_capacity.value() / 1048576.0));
+}
+
 // The figures that must carry a source, by the key `sources` uses.
 std::vector<std::string> sourced_fields(const DeviceSpec& d) {
   std::vector<std::string> keys;
@@ -340,6 +366,7 @@ std::vector<std::string> sourced_fields(const DeviceSpec& d) {
   for (const char* k : {"vector_fp32", "hbm_capacity", "hbm_bandwidth", "board_power", "scale_up_bandwidth",
                         "compute_units", "max_clock_mhz", "kernel_launch_overhead", "comm_interference", "gemm.tile"})
     keys.emplace_back(k);
+  for (const auto& k : kReserveKeys) keys.push_back("memory_reserve." + k);
   for (const auto& k : kPowerKeys) keys.push_back("power." + k);
   for (const auto& k : kThermalKeys) keys.push_back("thermal." + k);
   return keys;
@@ -357,7 +384,7 @@ hw::DeviceSpec parse_device(const Node& root) {
   // Unknown keys first, so a misspelt required key reads "did you mean", not "missing".
   {
     MapReader keys(root);
-    for (const char* k : {"name", "display_name", "vendor", "peak_dense", "vector_fp32", "hbm_capacity", "hbm_bandwidth",
+    for (const char* k : {"name", "display_name", "vendor", "peak_dense", "vector_fp32", "hbm_capacity", "memory_reserve", "hbm_bandwidth",
                           "board_power", "scale_up_bandwidth", "compute_units", "max_clock_mhz",
                           "kernel_launch_overhead", "comm_interference", "sources", "gemm", "attention", "memory",
                           "power", "thermal"})
@@ -391,6 +418,7 @@ hw::DeviceSpec parse_device(const Node& root) {
   }
   d.vector_fp32 = positive(r.required("vector_fp32"), r.required("vector_fp32").as_flop_rate());
   d.hbm_capacity = positive(r.required("hbm_capacity"), r.required("hbm_capacity").as_bytes());
+  parse_memory_reserve(r.required("memory_reserve"), d);
   d.hbm_bandwidth = positive(r.required("hbm_bandwidth"), r.required("hbm_bandwidth").as_bandwidth());
   d.board_power = positive(r.required("board_power"), r.required("board_power").as_watts());
   d.scale_up_bandwidth = positive(r.required("scale_up_bandwidth"), r.required("scale_up_bandwidth").as_bandwidth());
@@ -451,11 +479,12 @@ std::string format_device_table(const std::vector<hw::DeviceSpec>& devices) {
   };
   std::size_t w = 4;
   for (const auto& d : devices) w = std::max(w, d.name.size());
-  std::string out = fmt::format("{:<{}}  {:>12}  {:>11}  {:>6}  {:>8}  {:>13}  {:>7}\n", "name", w, "bf16 TFLOP/s",
-                                "fp8 TFLOP/s", "HBM GB", "HBM TB/s", "scale-up GB/s", "board W");
+  // HBM as the driver reports it, in GiB (what nvidia-smi and amd-smi print, in MiB / 1024).
+  std::string out = fmt::format("{:<{}}  {:>12}  {:>11}  {:>7}  {:>8}  {:>13}  {:>7}\n", "name", w, "bf16 TFLOP/s",
+                                "fp8 TFLOP/s", "HBM GiB", "HBM TB/s", "scale-up GB/s", "board W");
   for (const auto& d : devices)
-    out += fmt::format("{:<{}}  {:>12}  {:>11}  {:>6.0f}  {:>8.2f}  {:>13.0f}  {:>7.0f}\n", d.name, w,
-                       tflops(d, Precision::bf16), tflops(d, Precision::fp8), d.hbm_capacity.value() / 1e9,
+    out += fmt::format("{:<{}}  {:>12}  {:>11}  {:>7.1f}  {:>8.2f}  {:>13.0f}  {:>7.0f}\n", d.name, w,
+                       tflops(d, Precision::bf16), tflops(d, Precision::fp8), d.hbm_capacity.value() / 1073741824.0,
                        d.hbm_bandwidth.value() / 1e12, d.scale_up_bandwidth.value() / 1e9, d.board_power.value());
   return out;
 }

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "inflect/core/error.hpp"
@@ -83,7 +84,8 @@ TEST_CASE("every catalog figure has a source") {
     std::vector<std::string> keys = {"vector_fp32",   "hbm_capacity",       "hbm_bandwidth",
                                      "board_power",   "scale_up_bandwidth", "compute_units",
                                      "max_clock_mhz", "kernel_launch_overhead", "comm_interference", "gemm.tile",
-                                     "attention_efficiency", "memory_efficiency"};
+                                     "attention_efficiency", "memory_efficiency", "memory_reserve.driver",
+                                     "memory_reserve.context", "memory_reserve.per_communicator"};
     for (const auto& [p, rate] : d.peak_dense) {
       keys.push_back("peak_dense." + std::string(inflect::core::to_string(p)));
       keys.push_back("gemm_efficiency." + std::string(inflect::core::to_string(p)));
@@ -107,10 +109,38 @@ TEST_CASE("catalog peaks match hardware.md") {
   CHECK(io::find_device("mi250x-gcd").peak(Precision::bf16).value() == doctest::Approx(191.5e12).epsilon(kExact));
   CHECK(io::find_device("a100-sxm-80g").peak_dense.count(Precision::fp8) == 0);
   CHECK(io::find_device("mi250x-gcd").peak_dense.count(Precision::fp8) == 0);
-  // Memory and links, hardware.md 1.2/1.3: H100 3.35 TB/s and 450 GB/s per direction; MI250X GCD 64 GB.
+  // Memory and links, hardware.md 1.2/1.3: H100 3.35 TB/s and 450 GB/s per direction.
   CHECK(io::find_device("h100-sxm").hbm_bandwidth.value() == doctest::Approx(3.35e12).epsilon(kExact));
   CHECK(io::find_device("h100-sxm").scale_up_bandwidth.value() == doctest::Approx(450e9).epsilon(kExact));
-  CHECK(io::find_device("mi250x-gcd").hbm_capacity.value() == doctest::Approx(64e9).epsilon(kExact));
+}
+
+TEST_CASE("catalog memory is what the driver reports, less what the runtime never offers") {
+  // nvidia-smi's FB total in MiB x 1,048,576: H100 81,559 MiB = 85,520,809,984 B; A100 81,920 MiB =
+  // 85,899,345,920 B; H200 143,771 MiB = 150,754,820,096 B. amd-smi's VRAM total: MI300X 196,592 MiB
+  // = 206,141,652,992 B; an MI250(X) GCD 65,520 MiB = 68,702,699,520 B (torch: 63.984375 GiB).
+  CHECK(io::find_device("h100-sxm").hbm_capacity.value() == 85520809984.0);
+  CHECK(io::find_device("a100-sxm-80g").hbm_capacity.value() == 85899345920.0);
+  CHECK(io::find_device("h200-sxm").hbm_capacity.value() == 150754820096.0);
+  CHECK(io::find_device("mi300x").hbm_capacity.value() == 206141652992.0);
+  CHECK(io::find_device("mi250x-gcd").hbm_capacity.value() == 68702699520.0);
+  CHECK(io::find_device("mi250-gcd").hbm_capacity.value() == 68702699520.0);
+  // Reported less the driver's reserve is what the runtime offers: CUDA's totalGlobalMem
+  // 85,045,477,376 B (H100) and 85,100,068,864 B (A100), torch's total_memory 150,109,880,320 B on
+  // this project's H200; HIP offers all of it.
+  for (const auto& [name, runtime] : {std::pair{"h100-sxm", 85045477376.0}, std::pair{"a100-sxm-80g", 85100068864.0},
+                                      std::pair{"h200-sxm", 150109880320.0}, std::pair{"mi300x", 206141652992.0}}) {
+    CAPTURE(name);
+    const auto& d = io::find_device(name);
+    CHECK(d.hbm_capacity.value() - d.memory_reserve.driver.value() == runtime);
+  }
+  // NCCL's buffers per communicator: (LL 524,288 + LL128 4,915,200 + Simple 4,194,304 B) per
+  // connection x 3 connections a channel x 16 channels (H100) = 462,422,016 B; x 24 (A100) =
+  // 693,633,024 B. RCCL's (262,144 + 458,752 + 4,194,304) x 3 x 16 (MI300X) = 235,929,600 B.
+  CHECK(io::find_device("h100-sxm").memory_reserve.per_communicator.value() == 462422016.0);
+  CHECK(io::find_device("a100-sxm-80g").memory_reserve.per_communicator.value() == 693633024.0);
+  CHECK(io::find_device("mi300x").memory_reserve.per_communicator.value() == 235929600.0);
+  // The H200's context, measured: 612 MiB for the process less one 2 MiB allocator block.
+  CHECK(io::find_device("h200-sxm").memory_reserve.context.value() == 610.0 * 1048576);
 }
 
 TEST_CASE("H100 and H200 attention: the backward curve reproduces the traced backward, below the forward's rate") {

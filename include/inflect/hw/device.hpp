@@ -3,6 +3,7 @@
 // Every figure carries its source in `sources` (key = field name, value = citation).
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "inflect/core/precision.hpp"
@@ -75,6 +76,25 @@ struct ThermalSpec {
   double hysteresis_c = 0;  // throttling ends this far below slowdown
 };
 
+/// What a training process cannot use of the memory the driver reports (docs/devices.md, "Memory").
+/// Every figure carries its source in DeviceSpec::sources under "memory_reserve.<field>".
+struct MemoryReserve {
+  /// Reported by the driver (nvidia-smi's FB total, amd-smi's VRAM total) but not offered to the
+  /// runtime: nvidia-smi's "Reserved", the difference to CUDA's totalGlobalMem. 0 where the
+  /// runtime's total equals the reported one (HIP on AMD).
+  core::Bytes driver;
+  /// The CUDA/HIP context of the one process a rank runs: driver state and the kernels it loads.
+  core::Bytes context;
+  /// The collective library's buffers one communicator holds on the device (NCCL/RCCL: the LL,
+  /// LL128 and Simple FIFOs of each connection, for its ring and tree connections at the channel
+  /// count the library picks on this device's node).
+  core::Bytes per_communicator;
+  /// driver + context + communicators * per_communicator.
+  core::Bytes total(int communicators) const {
+    return driver + context + per_communicator * static_cast<double>(communicators);
+  }
+};
+
 struct DeviceSpec {
   std::string name;          // catalog key, e.g. "h100-sxm"
   std::string display_name;  // e.g. "NVIDIA H100 SXM5 80GB"
@@ -83,7 +103,11 @@ struct DeviceSpec {
   std::map<core::Precision, core::FlopRate> peak_dense;
   /// Non-tensor (vector) FP32 rate, for elementwise work that is not memory bound.
   core::FlopRate vector_fp32;
+  /// Device memory as the driver reports it (nvidia-smi's FB total, amd-smi's VRAM total), not
+  /// the marketing figure: an H100 SXM "80GB" reports 81,559 MiB.
   core::Bytes hbm_capacity;
+  /// What a framework cannot use of it (usable_memory).
+  MemoryReserve memory_reserve;
   core::Bandwidth hbm_bandwidth;
   core::Watts board_power;
   /// Scale-up (NVLink / Infinity Fabric) bandwidth per direction, whole device.
@@ -122,6 +146,9 @@ struct DeviceSpec {
   /// The GEMM efficiency curve for `p`: gemm_efficiency_by_precision[p] if present, else
   /// gemm_efficiency.
   const EfficiencyCurve& gemm_curve(core::Precision p) const;
+  /// Memory a training process can use: hbm_capacity - memory_reserve.total(communicators), the
+  /// communicators being those the rank runs collectives on. Never below 0.
+  core::Bytes usable_memory(int communicators) const;
 };
 
 }  // namespace inflect::hw
