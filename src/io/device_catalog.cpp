@@ -222,16 +222,16 @@ void parse_gemm(const Node& node, DeviceSpec& d) {
                                                                       : d.gemm_efficiency_by_precision.begin()->second;
 }
 
-// Attention measurements may name their pass (`pass: forward | backward`, forward by default);
-// `backward` collects the backward points into their own curve (DeviceSpec::attention_backward_
-// efficiency), which stays empty when a device has none.
-EfficiencyCurve parse_rate_curve(const Node& node, Kind kind, DeviceSpec& d, const std::string& field,
-                                 EfficiencyCurve* backward = nullptr) {
-  MapReader r(node);
+// The curve of a `measurements:` list (at `at`, the map holding it). Attention measurements may name
+// their pass (`pass: forward | backward`, forward by default); `backward` collects the backward
+// points into their own curve, which stays empty when there are none.
+EfficiencyCurve parse_rate_curve(const Node& measurements, const Node& at, Kind kind, DeviceSpec& d,
+                                 const std::string& field, EfficiencyCurve* backward = nullptr) {
+  const Node& node = at;
   std::vector<EfficiencyCurve::Point> pts, bwd_pts;
   std::vector<std::string> srcs, bwd_srcs;
   std::set<std::string> ids;
-  for (const Node& m : r.required("measurements").items()) {
+  for (const Node& m : measurements.items()) {
     MapReader mr(m);
     Node id = mr.required("id");
     if (!ids.insert(nonempty_string(id)).second) id.fail(fmt::format("duplicate measurement id '{}'", id.as_string()));
@@ -255,7 +255,6 @@ EfficiencyCurve parse_rate_curve(const Node& node, Kind kind, DeviceSpec& d, con
     mr.finish();
     (is_backward ? bwd_pts : pts).push_back(located(m, [&] { return hw::rate_point(size, rate, on); }));
   }
-  r.finish();
   if (pts.empty()) node.fail(fmt::format("{}: at least one forward measurement is needed", field));
   if (!bwd_pts.empty()) {
     d.sources[field + ".backward"] = "derived from " + core::join(bwd_srcs, "; ");
@@ -263,6 +262,59 @@ EfficiencyCurve parse_rate_curve(const Node& node, Kind kind, DeviceSpec& d, con
   }
   d.sources[field] = "derived from " + core::join(srcs, "; ");
   return finish_curve(std::move(pts), node, field);
+}
+
+// `memory:` holds the streaming measurements.
+EfficiencyCurve parse_memory_curve(const Node& node, DeviceSpec& d) {
+  MapReader r(node);
+  EfficiencyCurve c = parse_rate_curve(r.required("measurements"), node, Kind::memory, d, "memory_efficiency");
+  r.finish();
+  return c;
+}
+
+bool valid_name(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+  });
+}
+
+// `attention:` (docs/devices.md, "Attention implementations"): named implementations, each with its
+// own measured forward (and where measured, backward) curve, and the one the device runs unless an
+// experiment picks another (training.attention). Their sources are kept under "attention.<name>";
+// the selected one's also under "attention_efficiency" (DeviceSpec::with_attention).
+void parse_attention(const Node& node, DeviceSpec& d) {
+  MapReader r(node);
+  if (r.has("measurements"))
+    node.child("measurements")
+        .fail("attention measurements belong to a named implementation: write attention: {default: NAME, "
+              "implementations: [{name: NAME, description: ..., measurements: [...]}]} (docs/devices.md)");
+  std::vector<std::string> names;
+  for (const Node& item : r.required("implementations").items()) {
+    MapReader ir(item);
+    Node name_node = ir.required("name");
+    hw::AttentionImplementation impl;
+    impl.name = name_node.as_string();
+    if (!valid_name(impl.name))
+      name_node.fail(fmt::format("'{}' is not an implementation name; allowed: lower-case letters, digits and '-'", impl.name));
+    if (std::find(names.begin(), names.end(), impl.name) != names.end())
+      name_node.fail(fmt::format("duplicate attention implementation '{}'", impl.name));
+    impl.description = nonempty_string(ir.required("description"));
+    impl.forward = parse_rate_curve(ir.required("measurements"), item, Kind::attention, d, "attention." + impl.name,
+                                    &impl.backward);
+    ir.finish();
+    names.push_back(impl.name);
+    d.attention_implementations.push_back(std::move(impl));
+  }
+  if (names.empty()) node.child("implementations").fail("needs at least one implementation");
+  Node def = r.required("default");
+  d.default_attention = def.as_string();
+  r.finish();
+  if (std::find(names.begin(), names.end(), d.default_attention) == names.end()) {
+    const std::string hint = core::closest_match(d.default_attention, names);
+    def.fail(fmt::format("'{}' is not one of this device's attention implementations{}; they are: {}", d.default_attention,
+                         hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint), core::join(names)));
+  }
+  d = d.with_attention(d.default_attention);
 }
 
 // `power:` and `thermal:` (docs/power.md). Every scalar here carries a source under
@@ -372,12 +424,6 @@ std::vector<std::string> sourced_fields(const DeviceSpec& d) {
   return keys;
 }
 
-bool valid_name(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
-  });
-}
-
 }  // namespace
 
 hw::DeviceSpec parse_device(const Node& root) {
@@ -446,9 +492,8 @@ hw::DeviceSpec parse_device(const Node& root) {
     sr.finish();
   }
   parse_gemm(r.required("gemm"), d);
-  d.attention_efficiency =
-      parse_rate_curve(r.required("attention"), Kind::attention, d, "attention_efficiency", &d.attention_backward_efficiency);
-  d.memory_efficiency = parse_rate_curve(r.required("memory"), Kind::memory, d, "memory_efficiency");
+  parse_attention(r.required("attention"), d);
+  d.memory_efficiency = parse_memory_curve(r.required("memory"), d);
   r.finish();
   return d;
 }

@@ -326,6 +326,18 @@ void read_training(const Seen& seen, plan::Experiment& e) {
   auto prec = core::parse_precision(p);
   core::check_invariant(prec.has_value(), "the option table lists only parseable precisions");
   t.precision = *prec;
+  if (auto a = seen.get("training.attention")) {
+    t.attention = a->as_string();
+    if (t.attention.empty()) a->fail("empty attention implementation; leave the key out for the device's default");
+  }
+}
+
+/// The cluster's device with the attention implementation the training asks for (read_cluster
+/// resolved the device, read_training the name; "" keeps the device's default).
+void select_attention(const Seen& seen, plan::Experiment& e) {
+  if (e.training.attention.empty()) return;
+  e.cluster.device = located(seen.at("training.attention"),
+                             [&] { return e.cluster.device.with_attention(e.training.attention); });
 }
 
 void read_order(const Seen& seen, plan::ParallelPlan& p) {
@@ -529,6 +541,7 @@ plan::Experiment parse_experiment(const Node& root, const std::string& base_dir,
   read_cluster(seen, base_dir, catalog, e);
   read_workload(seen, base_dir, e);
   read_training(seen, e);
+  select_attention(seen, e);
   read_parallel(seen, e, check_plan_keys);
   check_precision(seen, e);
   if (check_plan_keys) check_plan(seen, e);

@@ -125,6 +125,11 @@ std::vector<OptionSpec> build() {
                       "Sequences per micro-batch on one data-parallel rank."));
   t.push_back(choice("training.precision", {"fp32", "tf32", "bf16", "fp16", "fp8"}, "bf16",
                      "Compute precision of the GEMMs; the device must support it."));
+  t.push_back(opt("training.attention", T::string, "", D::derived, "the device's default",
+                  "The attention kernel the model runs: one of the device's attention implementations "
+                  "(docs/devices.md, e.g. `fa2`, `cudnn-2024`, `fa3`, `sdpa-2026` on an H100), each "
+                  "with its own measured forward and backward curve. A device without it is an error "
+                  "listing the ones it has."));
   t.push_back(integer("training.steps", "steps", D::value, "1", 1, 10000,
                       "Consecutive steps to simulate, for the thermal state (a warm start): step 1 "
                       "starts every device at its idle temperature; each later step at the "

@@ -36,3 +36,30 @@ TEST_CASE("device memory: usable = reported - driver reserve - context - buffers
   bare.memory_reserve.context = Bytes(81e9);
   CHECK(bare.usable_memory(0).value() == 0.0);
 }
+
+TEST_CASE("with_attention selects an implementation's curves, and names the ones a device has when it lacks one") {
+  // Two implementations: "slow" at 30% of the peak (forward only) and "fast" at 60% forward, 50%
+  // backward. Selecting one copies its curves into the ones ComputeModel reads.
+  DeviceSpec d;
+  d.name = "toy";
+  inflect::hw::AttentionImplementation slow{"slow", "30% forward", {{{1e9, 0.3}}}, {}};
+  inflect::hw::AttentionImplementation fast{"fast", "60% / 50%", {{{1e9, 0.6}}}, {{{1e9, 0.5}}}};
+  d.attention_implementations = {slow, fast};
+  d.sources["attention.fast"] = "derived from fast points";
+  const DeviceSpec f = d.with_attention("fast");
+  CHECK(f.attention == "fast");
+  CHECK(f.attention_efficiency.at(1e12) == 0.6);
+  CHECK(f.attention_backward_efficiency.at(1e12) == 0.5);
+  CHECK(f.sources.at("attention_efficiency") == "derived from fast points");
+  // Back to one without backward points: the backward curve is emptied, not kept from before.
+  const DeviceSpec s = f.with_attention("slow");
+  CHECK(s.attention_efficiency.at(1e12) == 0.3);
+  CHECK(s.attention_backward_efficiency.points.empty());
+  try {
+    (void)d.with_attention("fats");
+    FAIL("no error");
+  } catch (const inflect::core::Error& e) {
+    CHECK(e.kind() == inflect::core::ErrorKind::input);
+    CHECK(e.message() == "device 'toy' has no attention implementation 'fats' (did you mean 'fast'?); it has: slow, fast");
+  }
+}

@@ -82,11 +82,11 @@ TEST_CASE("every bundled example loads and simulates with sane figures") {
       {"mixtral-8x22b-ep8-mi300x", true}, {"zaya1-like-dp-mi300x", true},
       {"gpt3-175b-a100-zero-bubble", true}, {"gpt3-175b-a100-dualpipev", true},
       {"llama3-8b-hot-gpu-h100", true}, {"llama3-8b-hot-gpu-h100-rebalanced", true},
-      {"llama3-8b-dp8-example-192g", true}};
+      {"llama3-8b-dp8-example-192g", true}, {"llama3-8b-32k-fa2-h100", true}};
   const auto files = bundled_examples();
   // workloads/examples/whatif/gpt3-175b-a100.yaml and mesh/mixtral-8x22b-ep8-mi300x.yaml repeat
   // base examples under the same names. (custom-device/'s devices/ and topologies/ are its inputs.)
-  CHECK(files.size() == 18);
+  CHECK(files.size() == 19);
   for (const auto& file : files) {
     CAPTURE(file.string());
     RunReport r = run_symmetric(file);

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -163,6 +164,67 @@ TEST_CASE("H100 and H200 attention: the backward curve reproduces the traced bac
   // A device without backward points (A100: one FlashAttention-2 point) times the backward on its
   // forward curve.
   CHECK(io::find_device("a100-sxm-80g").attention_backward_efficiency.points.empty());
+}
+
+TEST_CASE("H100 attention implementations: each reproduces its published curve, the default is the 2026 SDPA") {
+  const auto& h100 = io::find_device("h100-sxm");
+  CHECK(h100.default_attention == "sdpa-2026");
+  CHECK(h100.attention == "sdpa-2026");
+  std::vector<std::string> names;
+  for (const auto& impl : h100.attention_implementations) names.push_back(impl.name);
+  CHECK(names == std::vector<std::string>{"sdpa-2026", "fa3", "cudnn-2024", "fa2"});
+  // The FlashAttention-3 paper's H100 figures, head dim 128, 16 heads, batch x seq = 16k: at seq 8192
+  // the causal forward does 4 * 2 * 16 * 8192^2 * 128 / 2 = 5.49755813888e11 FLOPs and the
+  // non-causal backward 2.5 x 4 * 2 * 16 * 8192^2 * 128 = 2.74877906944e12; each implementation's
+  // curves give back its bars (to the launch rounding): fa3 602 / 559, cuDNN 529 / 518, fa2 333 / 318.
+  KernelCost f;
+  f.cls = KernelClass::attention;
+  f.flops = Flops(5.49755813888e11);
+  KernelCost b;
+  b.cls = KernelClass::attention_backward;
+  b.flops = Flops(2.74877906944e12);
+  for (const auto& [name, fwd, bwd] : {std::tuple{"fa3", 602.0, 559.0}, std::tuple{"cudnn-2024", 529.0, 518.0},
+                                       std::tuple{"fa2", 333.0, 318.0}}) {
+    CAPTURE(name);
+    ComputeModel m(h100.with_attention(name));
+    CHECK(m.device().attention == name);
+    CHECK(f.flops.value() / m.duration(f).seconds() / 1e12 == doctest::Approx(fwd).epsilon(1e-3));
+    CHECK(b.flops.value() / m.duration(b).seconds() / 1e12 == doctest::Approx(bwd).epsilon(1e-3));
+  }
+  // At 16k the forward of FlashAttention-2 takes 616 / 335 = 1.84x FlashAttention-3's time: the
+  // spread between generations the implementations exist to carry.
+  f.flops = Flops(1.099511627776e12);
+  const double t_fa2 = ComputeModel(h100.with_attention("fa2")).duration(f).seconds();
+  const double t_fa3 = ComputeModel(h100.with_attention("fa3")).duration(f).seconds();
+  CHECK(t_fa2 / t_fa3 == doctest::Approx(616.0 / 335.0).epsilon(2e-3));
+  // The H200 carries the same kernels as fractions of the same die's peak.
+  CHECK(ComputeModel(io::find_device("h200-sxm").with_attention("fa2")).duration(f).seconds() ==
+        doctest::Approx(t_fa2).epsilon(1e-3));
+  // Choosing sets the selected curve's source; a name the device lacks lists the ones it has.
+  CHECK(h100.with_attention("fa2").sources.at("attention_efficiency").find("FlashAttention-2") != std::string::npos);
+  try {
+    (void)io::find_device("a100-sxm-80g").with_attention("fa3");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::input);
+    CHECK(e.message().find("device 'a100-sxm-80g' has no attention implementation 'fa3'") != std::string::npos);
+    CHECK(e.message().find("it has: fa2") != std::string::npos);
+  }
+}
+
+TEST_CASE("attention implementations: the schema's errors") {
+  const std::string good = embedded_text("h100-sxm.yaml");
+  CHECK(parse_error(replaced(good, "  default: sdpa-2026\n", "  default: fa-3\n")).find(
+            "'fa-3' is not one of this device's attention implementations (did you mean 'fa3'?); they are: sdpa-2026, "
+            "fa3, cudnn-2024, fa2") != std::string::npos);
+  CHECK(parse_error(replaced(good, "    - name: fa2\n", "    - name: fa3\n")).find("duplicate attention implementation 'fa3'") !=
+        std::string::npos);
+  CHECK(parse_error(replaced(good, "    - name: fa2\n", "    - name: FA2\n")).find("not an implementation name") !=
+        std::string::npos);
+  // The pre-implementations form says what to write instead.
+  CHECK(parse_error(replaced(good, "attention:\n  default: sdpa-2026\n  implementations:\n    - name: sdpa-2026\n",
+                             "attention:\n  measurements:\n    - name: sdpa-2026\n"))
+            .find("attention measurements belong to a named implementation") != std::string::npos);
 }
 
 TEST_CASE("catalog GEMM curves reproduce their measurements and reach the bf16 plateau") {

@@ -95,6 +95,16 @@ struct MemoryReserve {
   }
 };
 
+/// One attention kernel's measured efficiency (a named implementation: a FlashAttention release,
+/// cuDNN's fused attention, PyTorch's SDPA of a given year). Sources in DeviceSpec::sources under
+/// "attention.<name>" (and "attention.<name>.backward").
+struct AttentionImplementation {
+  std::string name;         // e.g. "fa3", "fa2", "cudnn-2024", "sdpa-2026"
+  std::string description;  // what the kernel is and where the curve comes from
+  EfficiencyCurve forward;
+  EfficiencyCurve backward;  // empty: the forward curve times the backward too
+};
+
 struct DeviceSpec {
   std::string name;          // catalog key, e.g. "h100-sxm"
   std::string display_name;  // e.g. "NVIDIA H100 SXM5 80GB"
@@ -126,11 +136,18 @@ struct DeviceSpec {
   /// Per-precision GEMM curves where the catalog gives one (it gives one for every supported
   /// precision); a precision missing here falls back to `gemm_efficiency`. Keyed like the above.
   std::map<core::Precision, EfficiencyCurve> gemm_efficiency_by_precision;
-  /// Fraction of the dense peak a fused (flash-style) attention kernel reaches, by its FLOPs.
+  /// Fraction of the dense peak a fused (flash-style) attention kernel reaches, by its FLOPs: the
+  /// selected implementation's (`attention`), the one ComputeModel times attention kernels with.
   EfficiencyCurve attention_efficiency;
-  /// The same for the backward pass, where the device has measurements of it; empty: the
+  /// The same for the backward pass, where the implementation has measurements of it; empty: the
   /// forward curve times the backward too (at its own, larger FLOP count).
   EfficiencyCurve attention_backward_efficiency;
+  /// The attention implementation whose curves are selected above (the device's default until
+  /// with_attention picks another) and every implementation the device file measures, the default
+  /// (`default_attention`) among them.
+  std::string attention;
+  std::string default_attention;
+  std::vector<AttentionImplementation> attention_implementations;
   /// Fraction of HBM bandwidth a streaming kernel reaches, by bytes moved.
   EfficiencyCurve memory_efficiency;
   /// GEMM tile edge (elements) used for wave-quantization: a GEMM launches ceil(M/t)*ceil(N/t)
@@ -149,6 +166,11 @@ struct DeviceSpec {
   /// Memory a training process can use: hbm_capacity - memory_reserve.total(communicators), the
   /// communicators being those the rank runs collectives on. Never below 0.
   core::Bytes usable_memory(int communicators) const;
+  /// This device with attention implementation `name`'s curves selected (attention_efficiency,
+  /// attention_backward_efficiency, `attention`, sources["attention_efficiency"]). Throws
+  /// core::Error(input) "device 'h100-sxm' has no attention implementation 'fa4'; it has: ..." when
+  /// the device measures none of that name.
+  DeviceSpec with_attention(std::string_view implementation) const;
 };
 
 }  // namespace inflect::hw

@@ -71,6 +71,10 @@ struct TrainingSpec {
   core::Precision precision = core::Precision::bf16;
   /// Consecutive steps simulated for the thermal state (training.steps).
   int steps = 1;
+  /// The attention implementation asked for (training.attention), as written: "" = the device's
+  /// default. The loader selects its curves into cluster.device (hw::DeviceSpec::with_attention),
+  /// whose `attention` then names the one in effect.
+  std::string attention;
 };
 
 /// Pipeline schedules (plan/schedule.hpp describes each).
