@@ -147,12 +147,15 @@ TEST_CASE("golden step times of two bundled examples") {
   // deliberate model change that moves them by more than 2% must update them here, with the reason.
   // Issue 19 (collectives priced by NCCL's own latency model: base, per-step and pipeline fill):
   // GPT-3 175B 23.105 -> 23.822 s; the latency-bound Llama 32-layer at 1,024 GPUs 0.262 -> 0.299 s.
+  // Issue 20 (A100 bf16 GEMMs on the sustained footing of the Hopper anchors: the Azure sweep's
+  // 8192^3 after 10,000 warm-ups, 253.7 TFLOP/s, instead of the 271.2 MAMF burst): GPT-3 175B
+  // 23.822 -> 25.517 s (x1.071, the 271.2 / 253.7 = 1.069 of its GEMMs).
   struct Golden {
     const char* file;
     double step_time_s;
   };
   const Golden cases[] = {
-      {"workloads/examples/gpt3-175b-a100.yaml", 23.8215},
+      {"workloads/examples/gpt3-175b-a100.yaml", 25.5169},
       {"workloads/examples/llama-32l-1024.yaml", 0.298799},
   };
   for (const auto& g : cases) {
