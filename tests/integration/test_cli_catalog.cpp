@@ -74,7 +74,7 @@ TEST_CASE("cli: --catalog DIR adds its devices to devices, run and validate") {
 
   const Command devices = inflect_cmd("devices" + catalog, true);
   REQUIRE(devices.rc == 0);
-  CHECK(lines(devices.out) == 8);  // a header, the six embedded devices and this one
+  CHECK(lines(devices.out) == 9);  // a header, the seven embedded devices and this one
   CHECK(devices.out.find("my-accel") != std::string::npos);
   CHECK(devices.out.find("h100-sxm") != std::string::npos);
   CHECK(inflect_cmd("devices", true).out.find("my-accel") == std::string::npos);

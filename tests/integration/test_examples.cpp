@@ -212,16 +212,16 @@ TEST_CASE("cli: validate rejects every tests/errors file with exit 2 and one lin
   }
 }
 
-TEST_CASE("cli: devices prints the six catalog devices") {
+TEST_CASE("cli: devices prints the seven catalog devices") {
   Command c = inflect_cmd("devices", true);
   REQUIRE(c.rc == 0);
-  const char* devices[] = {"a100-sxm-80g", "h100-sxm", "h200-sxm", "mi250-gcd", "mi250x-gcd", "mi300x"};
+  const char* devices[] = {"a100-sxm-80g", "h100-nvl", "h100-sxm", "h200-sxm", "mi250-gcd", "mi250x-gcd", "mi300x"};
   for (const char* d : devices) {
     CAPTURE(d);
     CHECK(c.out.find(d) != std::string::npos);
   }
   // A header and exactly one row per device.
-  CHECK(lines_of(c.out).size() == 7);
+  CHECK(lines_of(c.out).size() == 8);
 }
 
 TEST_CASE("cli: an unknown subcommand exits non-zero") {

@@ -9,6 +9,7 @@
 
 #include "inflect/core/error.hpp"
 #include "inflect/hw/compute_model.hpp"
+#include "inflect/hw/power_model.hpp"
 #include "inflect/io/device_catalog.hpp"
 #include "inflect/io/yaml_reader.hpp"
 #include "io/embedded.hpp"
@@ -69,7 +70,8 @@ TEST_CASE("every catalog device loads, sorted by name") {
   const auto& all = io::device_catalog();
   std::vector<std::string> names;
   for (const auto& d : all) names.push_back(d.name);
-  CHECK(names == std::vector<std::string>{"a100-sxm-80g", "h100-sxm", "h200-sxm", "mi250-gcd", "mi250x-gcd", "mi300x"});
+  CHECK(names ==
+        std::vector<std::string>{"a100-sxm-80g", "h100-nvl", "h100-sxm", "h200-sxm", "mi250-gcd", "mi250x-gcd", "mi300x"});
   // Parsed once: the same object every time.
   CHECK(&io::device_catalog() == &all);
   for (const auto& d : all) {
@@ -122,6 +124,7 @@ TEST_CASE("catalog memory is what the driver reports, less what the runtime neve
   CHECK(io::find_device("h100-sxm").hbm_capacity.value() == 85520809984.0);
   CHECK(io::find_device("a100-sxm-80g").hbm_capacity.value() == 85899345920.0);
   CHECK(io::find_device("h200-sxm").hbm_capacity.value() == 150754820096.0);
+  CHECK(io::find_device("h100-nvl").hbm_capacity.value() == 95830.0 * 1048576);  // 100,485,038,080 B
   CHECK(io::find_device("mi300x").hbm_capacity.value() == 206141652992.0);
   CHECK(io::find_device("mi250x-gcd").hbm_capacity.value() == 68702699520.0);
   CHECK(io::find_device("mi250-gcd").hbm_capacity.value() == 68702699520.0);
@@ -129,7 +132,8 @@ TEST_CASE("catalog memory is what the driver reports, less what the runtime neve
   // 85,045,477,376 B (H100) and 85,100,068,864 B (A100), torch's total_memory 150,109,880,320 B on
   // this project's H200; HIP offers all of it.
   for (const auto& [name, runtime] : {std::pair{"h100-sxm", 85045477376.0}, std::pair{"a100-sxm-80g", 85100068864.0},
-                                      std::pair{"h200-sxm", 150109880320.0}, std::pair{"mi300x", 206141652992.0}}) {
+                                      std::pair{"h200-sxm", 150109880320.0}, std::pair{"mi300x", 206141652992.0},
+                                      std::pair{"h100-nvl", 99861594112.0}}) {
     CAPTURE(name);
     const auto& d = io::find_device(name);
     CHECK(d.hbm_capacity.value() - d.memory_reserve.driver.value() == runtime);
@@ -212,6 +216,29 @@ TEST_CASE("H100 attention implementations: each reproduces its published curve, 
   }
 }
 
+TEST_CASE("H100 NVL: its GEMM anchor is what the H100 die's power model gives under the NVL's 400 W") {
+  // The NVL has 400 - 61.6 = 338.4 W above its idle for dynamic power; the H100 SXM model, whose idle
+  // is 74.7 W, gives an 8192^3 bf16 GEMM the same with a budget of 338.4 + 74.7 = 413.1 W: it runs at
+  // 1110 MHz, 1515 / 1110 of its calibrated time scaled by the clock share, 490.5 TFLOP/s. The NVL's
+  // own compute model reproduces that rate at board power (its calibration), and its fp8 anchor
+  // (922.2 TFLOP/s) likewise.
+  const auto& sxm = io::find_device("h100-sxm");
+  const auto& nvl = io::find_device("h100-nvl");
+  const ComputeModel sxm_compute(sxm), nvl_compute(nvl);
+  const inflect::hw::PowerModel sxm_power(sxm);
+  for (const auto& [p, rate] : {std::pair{Precision::bf16, 490.5}, std::pair{Precision::fp8, 922.2}}) {
+    CAPTURE(inflect::core::to_string(p));
+    const KernelCost k = gemm(8192, 8192, 8192, p);
+    const auto prof = sxm_power.profile(k, sxm_compute);
+    const int level = sxm_power.level_under(prof, inflect::core::Watts(400 - 61.6 + 74.7));
+    const double derived = k.flops.value() / (prof.t_cal.value() * sxm_power.time_scale(prof, level)) / 1e12;
+    CHECK(derived == doctest::Approx(rate).epsilon(1e-3));
+    CHECK(k.flops.value() / nvl_compute.duration(k).seconds() / 1e12 == doctest::Approx(rate).epsilon(1e-3));
+  }
+  CHECK(nvl.board_power.value() == 400.0);
+  CHECK(nvl.max_clock_mhz == 1785.0);
+}
+
 TEST_CASE("attention implementations: the schema's errors") {
   const std::string good = embedded_text("h100-sxm.yaml");
   CHECK(parse_error(replaced(good, "  default: sdpa-2026\n", "  default: fa-3\n")).find(
@@ -274,8 +301,8 @@ TEST_CASE("unknown device names suggest the closest one") {
     return std::string();
   };
   CHECK(message("h100") ==
-        "unknown device 'h100' (did you mean 'h100-sxm'?); known: a100-sxm-80g, h100-sxm, h200-sxm, mi250-gcd, "
-        "mi250x-gcd, mi300x");
+        "unknown device 'h100' (did you mean 'h100-nvl' or 'h100-sxm'?); known: a100-sxm-80g, h100-nvl, h100-sxm, "
+        "h200-sxm, mi250-gcd, mi250x-gcd, mi300x");
   CHECK(message("mi300").find("(did you mean 'mi300x'?)") != std::string::npos);
   CHECK(message("tpu-v5p").find("did you mean") == std::string::npos);
 }
@@ -328,6 +355,8 @@ TEST_CASE("the devices table lists every device with its headline figures") {
   REQUIRE(a100 != std::string::npos);
   const std::string row = t.substr(a100, t.find('\n', a100) - a100);
   CHECK(row.find(" - ") != std::string::npos);
-  // One header line and six device lines.
-  CHECK(std::count(t.begin(), t.end(), '\n') == 7);
+  // The reported HBM in GiB: the H100's 81,559 MiB / 1024 = 79.6.
+  CHECK(t.find("79.6") != std::string::npos);
+  // One header line and seven device lines.
+  CHECK(std::count(t.begin(), t.end(), '\n') == 8);
 }
