@@ -30,6 +30,8 @@ MemoryReport memory_report(const plan::MemoryEstimate& m) {
   MemoryReport r;
   r.peak = m.peak;
   r.capacity = m.capacity;
+  r.reported_capacity = m.reported_capacity;
+  r.reserved = m.reserved;
   r.fits = m.fits();
   r.over_by = std::max(core::Bytes(0), r.peak - r.capacity);
   r.peak_stage = m.peak_stage;
@@ -77,9 +79,12 @@ RunReport not_simulated(const plan::Experiment& e, const plan::MemoryEstimate& m
   std::string largest;
   for (std::size_t i = 0; i < r.memory.parts.size() && i < 3; ++i)
     largest += fmt::format("{}{} {:.1f} GiB", i ? ", " : "", r.memory.parts[i].name, r.memory.parts[i].bytes.value() / 1073741824.0);
-  r.not_simulated = fmt::format("peak memory {:.1f} GiB (pipeline stage {}) exceeds the {:.1f} GiB of {} by {:.1f} GiB; largest: {}",
-                                r.memory.peak.value() / 1073741824.0, r.memory.peak_stage, r.memory.capacity.value() / 1073741824.0,
-                                r.device, r.memory.over_by.value() / 1073741824.0, largest);
+  r.not_simulated = fmt::format(
+      "peak memory {:.1f} GiB (pipeline stage {}) exceeds the {:.1f} GiB usable of {} ({:.1f} GiB reported, {:.1f} GiB "
+      "reserved) by {:.1f} GiB; largest: {}",
+      r.memory.peak.value() / 1073741824.0, r.memory.peak_stage, r.memory.capacity.value() / 1073741824.0, r.device,
+      r.memory.reported_capacity.value() / 1073741824.0, r.memory.reserved.value() / 1073741824.0,
+      r.memory.over_by.value() / 1073741824.0, largest);
   return r;
 }
 
@@ -264,7 +269,10 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   if (memory) {
     r.memory = memory_report(*memory);
   } else {
-    r.memory.capacity = e.cluster.device.hbm_capacity;
+    // A replayed trace names no process groups: its reserve counts no collective buffers.
+    r.memory.reported_capacity = e.cluster.device.hbm_capacity;
+    r.memory.capacity = e.cluster.device.usable_memory(0);
+    r.memory.reserved = r.memory.reported_capacity - r.memory.capacity;
     r.memory.known = facts.memory_peak.has_value();
     r.memory.peak = facts.memory_peak.value_or(core::Bytes(0));
     r.memory.fits = r.memory.peak <= r.memory.capacity;

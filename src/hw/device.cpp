@@ -1,5 +1,6 @@
 #include "inflect/hw/device.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -52,6 +53,34 @@ core::FlopRate DeviceSpec::peak(core::Precision p) const {
 const EfficiencyCurve& DeviceSpec::gemm_curve(core::Precision p) const {
   auto it = gemm_efficiency_by_precision.find(p);
   return it != gemm_efficiency_by_precision.end() ? it->second : gemm_efficiency;
+}
+
+core::Bytes DeviceSpec::usable_memory(int communicators) const {
+  return std::max(core::Bytes(0), hbm_capacity - memory_reserve.total(communicators));
+}
+
+DeviceSpec DeviceSpec::with_attention(std::string_view implementation) const {
+  for (const auto& impl : attention_implementations) {
+    if (impl.name != implementation) continue;
+    DeviceSpec d = *this;
+    d.attention = impl.name;
+    d.attention_efficiency = impl.forward;
+    d.attention_backward_efficiency = impl.backward;
+    // The selected curve's source under the key reports and `inflect devices` read.
+    if (auto it = sources.find("attention." + impl.name); it != sources.end()) d.sources["attention_efficiency"] = it->second;
+    if (auto it = sources.find("attention." + impl.name + ".backward"); it != sources.end())
+      d.sources["attention_efficiency.backward"] = it->second;
+    else
+      d.sources.erase("attention_efficiency.backward");
+    return d;
+  }
+  std::vector<std::string> have;
+  for (const auto& impl : attention_implementations) have.push_back(impl.name);
+  const std::string hint = core::closest_match(implementation, have);
+  throw core::Error(core::ErrorKind::input,
+                    fmt::format("device '{}' has no attention implementation '{}'{}; it has: {}", name, implementation,
+                                hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint),
+                                have.empty() ? std::string("none") : core::join(have)));
 }
 
 }  // namespace inflect::hw

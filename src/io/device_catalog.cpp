@@ -222,16 +222,16 @@ void parse_gemm(const Node& node, DeviceSpec& d) {
                                                                       : d.gemm_efficiency_by_precision.begin()->second;
 }
 
-// Attention measurements may name their pass (`pass: forward | backward`, forward by default);
-// `backward` collects the backward points into their own curve (DeviceSpec::attention_backward_
-// efficiency), which stays empty when a device has none.
-EfficiencyCurve parse_rate_curve(const Node& node, Kind kind, DeviceSpec& d, const std::string& field,
-                                 EfficiencyCurve* backward = nullptr) {
-  MapReader r(node);
+// The curve of a `measurements:` list (at `at`, the map holding it). Attention measurements may name
+// their pass (`pass: forward | backward`, forward by default); `backward` collects the backward
+// points into their own curve, which stays empty when there are none.
+EfficiencyCurve parse_rate_curve(const Node& measurements, const Node& at, Kind kind, DeviceSpec& d,
+                                 const std::string& field, EfficiencyCurve* backward = nullptr) {
+  const Node& node = at;
   std::vector<EfficiencyCurve::Point> pts, bwd_pts;
   std::vector<std::string> srcs, bwd_srcs;
   std::set<std::string> ids;
-  for (const Node& m : r.required("measurements").items()) {
+  for (const Node& m : measurements.items()) {
     MapReader mr(m);
     Node id = mr.required("id");
     if (!ids.insert(nonempty_string(id)).second) id.fail(fmt::format("duplicate measurement id '{}'", id.as_string()));
@@ -255,7 +255,6 @@ EfficiencyCurve parse_rate_curve(const Node& node, Kind kind, DeviceSpec& d, con
     mr.finish();
     (is_backward ? bwd_pts : pts).push_back(located(m, [&] { return hw::rate_point(size, rate, on); }));
   }
-  r.finish();
   if (pts.empty()) node.fail(fmt::format("{}: at least one forward measurement is needed", field));
   if (!bwd_pts.empty()) {
     d.sources[field + ".backward"] = "derived from " + core::join(bwd_srcs, "; ");
@@ -263,6 +262,59 @@ EfficiencyCurve parse_rate_curve(const Node& node, Kind kind, DeviceSpec& d, con
   }
   d.sources[field] = "derived from " + core::join(srcs, "; ");
   return finish_curve(std::move(pts), node, field);
+}
+
+// `memory:` holds the streaming measurements.
+EfficiencyCurve parse_memory_curve(const Node& node, DeviceSpec& d) {
+  MapReader r(node);
+  EfficiencyCurve c = parse_rate_curve(r.required("measurements"), node, Kind::memory, d, "memory_efficiency");
+  r.finish();
+  return c;
+}
+
+bool valid_name(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+  });
+}
+
+// `attention:` (docs/devices.md, "Attention implementations"): named implementations, each with its
+// own measured forward (and where measured, backward) curve, and the one the device runs unless an
+// experiment picks another (training.attention). Their sources are kept under "attention.<name>";
+// the selected one's also under "attention_efficiency" (DeviceSpec::with_attention).
+void parse_attention(const Node& node, DeviceSpec& d) {
+  MapReader r(node);
+  if (r.has("measurements"))
+    node.child("measurements")
+        .fail("attention measurements belong to a named implementation: write attention: {default: NAME, "
+              "implementations: [{name: NAME, description: ..., measurements: [...]}]} (docs/devices.md)");
+  std::vector<std::string> names;
+  for (const Node& item : r.required("implementations").items()) {
+    MapReader ir(item);
+    Node name_node = ir.required("name");
+    hw::AttentionImplementation impl;
+    impl.name = name_node.as_string();
+    if (!valid_name(impl.name))
+      name_node.fail(fmt::format("'{}' is not an implementation name; allowed: lower-case letters, digits and '-'", impl.name));
+    if (std::find(names.begin(), names.end(), impl.name) != names.end())
+      name_node.fail(fmt::format("duplicate attention implementation '{}'", impl.name));
+    impl.description = nonempty_string(ir.required("description"));
+    impl.forward = parse_rate_curve(ir.required("measurements"), item, Kind::attention, d, "attention." + impl.name,
+                                    &impl.backward);
+    ir.finish();
+    names.push_back(impl.name);
+    d.attention_implementations.push_back(std::move(impl));
+  }
+  if (names.empty()) node.child("implementations").fail("needs at least one implementation");
+  Node def = r.required("default");
+  d.default_attention = def.as_string();
+  r.finish();
+  if (std::find(names.begin(), names.end(), d.default_attention) == names.end()) {
+    const std::string hint = core::closest_match(d.default_attention, names);
+    def.fail(fmt::format("'{}' is not one of this device's attention implementations{}; they are: {}", d.default_attention,
+                         hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint), core::join(names)));
+  }
+  d = d.with_attention(d.default_attention);
 }
 
 // `power:` and `thermal:` (docs/power.md). Every scalar here carries a source under
@@ -333,6 +385,32 @@ void parse_thermal(const Node& node, DeviceSpec& d) {
                           t.hysteresis_c));
 }
 
+// `memory_reserve:` (docs/devices.md, "Memory"): what a training process cannot use of the
+// reported capacity. Each figure is a size (0 allowed: AMD's runtime sees all of amd-smi's total)
+// and carries a source under "memory_reserve.<key>"; together they must leave some memory.
+const std::vector<std::string> kReserveKeys = {"driver", "context", "per_communicator"};
+
+core::Bytes non_negative_size(const Node& n) {
+  const core::Bytes b = n.as_bytes();
+  if (!(b.value() >= 0)) n.fail(fmt::format("must not be negative; got '{}'", n.raw().Scalar()));
+  return b;
+}
+
+void parse_memory_reserve(const Node& node, DeviceSpec& d) {
+  MapReader r(node);
+  hw::MemoryReserve& m = d.memory_reserve;
+  m.driver = non_negative_size(r.required("driver"));
+  m.context = non_negative_size(r.required("context"));
+  m.per_communicator = non_negative_size(r.required("per_communicator"));
+  r.finish();
+  // A process with one communicator must still have memory left: a reserve at or above the
+  // capacity is a unit slip (MB for MiB, a capacity in GB read as bytes).
+  if (!(m.total(1) < d.hbm_capacity))
+    node.fail(fmt::format("driver + context + one communicator's buffers ({:.0f} MiB) leave nothing of hbm_capacity "
+                          "({:.0f} MiB); check the units",
+                          m.total(1).value() / 1048576.0, d.hbm_capacity.value() / 1048576.0));
+}
+
 // The figures that must carry a source, by the key `sources` uses.
 std::vector<std::string> sourced_fields(const DeviceSpec& d) {
   std::vector<std::string> keys;
@@ -340,15 +418,10 @@ std::vector<std::string> sourced_fields(const DeviceSpec& d) {
   for (const char* k : {"vector_fp32", "hbm_capacity", "hbm_bandwidth", "board_power", "scale_up_bandwidth",
                         "compute_units", "max_clock_mhz", "kernel_launch_overhead", "comm_interference", "gemm.tile"})
     keys.emplace_back(k);
+  for (const auto& k : kReserveKeys) keys.push_back("memory_reserve." + k);
   for (const auto& k : kPowerKeys) keys.push_back("power." + k);
   for (const auto& k : kThermalKeys) keys.push_back("thermal." + k);
   return keys;
-}
-
-bool valid_name(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
-  });
 }
 
 }  // namespace
@@ -357,7 +430,7 @@ hw::DeviceSpec parse_device(const Node& root) {
   // Unknown keys first, so a misspelt required key reads "did you mean", not "missing".
   {
     MapReader keys(root);
-    for (const char* k : {"name", "display_name", "vendor", "peak_dense", "vector_fp32", "hbm_capacity", "hbm_bandwidth",
+    for (const char* k : {"name", "display_name", "vendor", "peak_dense", "vector_fp32", "hbm_capacity", "memory_reserve", "hbm_bandwidth",
                           "board_power", "scale_up_bandwidth", "compute_units", "max_clock_mhz",
                           "kernel_launch_overhead", "comm_interference", "sources", "gemm", "attention", "memory",
                           "power", "thermal"})
@@ -391,6 +464,7 @@ hw::DeviceSpec parse_device(const Node& root) {
   }
   d.vector_fp32 = positive(r.required("vector_fp32"), r.required("vector_fp32").as_flop_rate());
   d.hbm_capacity = positive(r.required("hbm_capacity"), r.required("hbm_capacity").as_bytes());
+  parse_memory_reserve(r.required("memory_reserve"), d);
   d.hbm_bandwidth = positive(r.required("hbm_bandwidth"), r.required("hbm_bandwidth").as_bandwidth());
   d.board_power = positive(r.required("board_power"), r.required("board_power").as_watts());
   d.scale_up_bandwidth = positive(r.required("scale_up_bandwidth"), r.required("scale_up_bandwidth").as_bandwidth());
@@ -418,9 +492,8 @@ hw::DeviceSpec parse_device(const Node& root) {
     sr.finish();
   }
   parse_gemm(r.required("gemm"), d);
-  d.attention_efficiency =
-      parse_rate_curve(r.required("attention"), Kind::attention, d, "attention_efficiency", &d.attention_backward_efficiency);
-  d.memory_efficiency = parse_rate_curve(r.required("memory"), Kind::memory, d, "memory_efficiency");
+  parse_attention(r.required("attention"), d);
+  d.memory_efficiency = parse_memory_curve(r.required("memory"), d);
   r.finish();
   return d;
 }
@@ -451,11 +524,12 @@ std::string format_device_table(const std::vector<hw::DeviceSpec>& devices) {
   };
   std::size_t w = 4;
   for (const auto& d : devices) w = std::max(w, d.name.size());
-  std::string out = fmt::format("{:<{}}  {:>12}  {:>11}  {:>6}  {:>8}  {:>13}  {:>7}\n", "name", w, "bf16 TFLOP/s",
-                                "fp8 TFLOP/s", "HBM GB", "HBM TB/s", "scale-up GB/s", "board W");
+  // HBM as the driver reports it, in GiB (what nvidia-smi and amd-smi print, in MiB / 1024).
+  std::string out = fmt::format("{:<{}}  {:>12}  {:>11}  {:>7}  {:>8}  {:>13}  {:>7}\n", "name", w, "bf16 TFLOP/s",
+                                "fp8 TFLOP/s", "HBM GiB", "HBM TB/s", "scale-up GB/s", "board W");
   for (const auto& d : devices)
-    out += fmt::format("{:<{}}  {:>12}  {:>11}  {:>6.0f}  {:>8.2f}  {:>13.0f}  {:>7.0f}\n", d.name, w,
-                       tflops(d, Precision::bf16), tflops(d, Precision::fp8), d.hbm_capacity.value() / 1e9,
+    out += fmt::format("{:<{}}  {:>12}  {:>11}  {:>7.1f}  {:>8.2f}  {:>13.0f}  {:>7.0f}\n", d.name, w,
+                       tflops(d, Precision::bf16), tflops(d, Precision::fp8), d.hbm_capacity.value() / 1073741824.0,
                        d.hbm_bandwidth.value() / 1e12, d.scale_up_bandwidth.value() / 1e9, d.board_power.value());
   return out;
 }

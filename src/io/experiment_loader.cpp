@@ -376,7 +376,11 @@ void read_training(const Seen& seen, plan::Experiment& e) {
   core::check_invariant(prec.has_value(), "the option table lists only parseable precisions");
   t.precision = *prec;
   t.framework = *plan::framework_from_name(seen.value("training.framework").as_choice(option("training.framework").allowed));
-  t.attention = seen.framework_value("training.attention", t.framework).as_choice(option("training.attention").allowed);
+  {
+    const Node a = seen.framework_value("training.attention", t.framework);
+    t.attention = a.as_string();
+    if (t.attention.empty()) a.fail("empty attention implementation; leave the key out for the device's default");
+  }
   {
     const bool fp32_weights = t.precision == core::Precision::fp32 || t.precision == core::Precision::tf32;
     const std::string master =
@@ -399,6 +403,23 @@ void read_training(const Seen& seen, plan::Experiment& e) {
   if (t.precision != core::Precision::fp8 && seen.get("training.fp8"))
     seen.at("training.fp8").fail(fmt::format("training.fp8 applies only with precision fp8 (this experiment trains in {})",
                                              core::to_string(t.precision)));
+}
+
+/// The cluster's device with the attention implementation the training asks for (read_cluster
+/// resolved the device, read_training the name; "" keeps the device's default).
+void select_attention(const Seen& seen, plan::Experiment& e) {
+  if (e.training.attention == "default" || e.training.attention == "unfused") return;
+  // A framework's kernel (not one the experiment names) where the device has a curve for it; on a
+  // device without one, the device's default: the framework says what it ran, not what exists.
+  if (!seen.has("training.attention")) {
+    const auto& impls = e.cluster.device.attention_implementations;
+    if (std::none_of(impls.begin(), impls.end(), [&](const auto& i) { return i.name == e.training.attention; })) {
+      e.training.attention = "default";
+      return;
+    }
+  }
+  e.cluster.device = located(seen.at("training.attention"),
+                             [&] { return e.cluster.device.with_attention(e.training.attention); });
 }
 
 void read_order(const Seen& seen, plan::ParallelPlan& p) {
@@ -628,6 +649,7 @@ plan::Experiment parse_experiment(const Node& root, const std::string& base_dir,
   read_cluster(seen, base_dir, catalog, e);
   read_workload(seen, base_dir, e);
   read_training(seen, e);
+  select_attention(seen, e);
   read_parallel(seen, e, check_plan_keys);
   apply_embedding_split(seen, e);
   check_precision(seen, e);

@@ -139,10 +139,13 @@ std::vector<OptionSpec> build() {
                      "The training framework whose defaults the keys it governs take (docs/frameworks.md lists each "
                      "framework's values and their sources); a key written in the experiment always wins. `none`: "
                      "every key its own default."));
-  t.push_back(choice("training.attention", {"default", "unfused"}, "default",
-                     "The attention implementation: `default`, the device's fused (flash-style) kernel curve; "
-                     "`unfused`, separate Q K^T, softmax, dropout and context kernels that write the s x s scores "
-                     "to HBM, as Megatron-LM ran before flash attention. Framework-governed."));
+  t.push_back(opt("training.attention", T::string, "", D::value, "default",
+                  "The attention kernel the model runs: `default`, the device's default fused kernel; one of the "
+                  "device's attention implementations (docs/devices.md, e.g. `fa2`, `cudnn-2024`, `fa3`, `sdpa-2026` "
+                  "on an H100), each with its own measured forward and backward curve (a device without it is an "
+                  "error listing the ones it has); or `unfused`, separate Q K^T, softmax, dropout and context "
+                  "kernels that write the s x s scores to HBM, as Megatron-LM ran before flash attention. "
+                  "Framework-governed."));
   t.push_back(section("training.optimizer", D::value,
                       "Precisions of the optimizer's state and of the main gradients (framework-governed)."));
   t.push_back(choice("training.optimizer.master_weights", {"fp32", "remainder", "none"}, "fp32",

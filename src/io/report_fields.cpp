@@ -203,8 +203,19 @@ std::vector<ReportField> build_fields() {
                      {{"peak_memory_bytes", kRow},
                       {"peak_memory_gib", kCsv, "GiB", 1073741824.0},
                       {"memory_peak_bytes", kEstimate}}));
-  f.push_back(member("memory.capacity_bytes", "bytes", K::always, "the device's HBM",
+  f.push_back(member("memory.capacity_bytes", "bytes", K::always,
+                     "the memory a framework can use, the peak is compared with: `reported_capacity_bytes - "
+                     "reserved_bytes` (docs/devices.md, \"Memory\")",
                      [](auto& r) -> auto& { return r.memory.capacity; }, {{"capacity_bytes", kRow}}));
+  f.push_back(member("memory.reported_capacity_bytes", "bytes", K::always,
+                     "the device's memory as the driver reports it (nvidia-smi's FB total, amd-smi's VRAM total: an "
+                     "H100 SXM 80GB reports 81,559 MiB)",
+                     [](auto& r) -> auto& { return r.memory.reported_capacity; }));
+  f.push_back(member("memory.reserved_bytes", "bytes", K::always,
+                     "what a framework cannot use of it: the driver's reserve, the CUDA/HIP context and the collective "
+                     "library's buffers of each communicator the plan's rank uses (one per parallel dimension of more "
+                     "than one rank; none for a replayed trace). Allocator fragmentation is not modelled",
+                     [](auto& r) -> auto& { return r.memory.reserved; }));
   f.push_back(member("memory.fits", "bool", K::when_memory_known, "peak_bytes <= capacity_bytes",
                      [](auto& r) -> auto& { return r.memory.fits; }, {{"fits", kRowAndCsv}}));
   f.push_back(member("memory.over_by_bytes", "bytes", K::when_memory_known, "max(0, peak - capacity)",

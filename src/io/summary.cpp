@@ -80,14 +80,17 @@ std::string format_summary(const analysis::RunReport& r) {
   row("MFU", r.mfu ? fmt::format("{:.1f} %", 100.0 * *r.mfu) : kUnknown);
 
   const auto& m = r.memory;
+  // What the capacity is: the reported memory less what a framework cannot use.
+  const std::string usable = fmt::format("{} usable ({} reported - {} reserved)", gib(m.capacity), gib(m.reported_capacity),
+                                         gib(m.reserved));
   if (!m.known) {
-    row("memory per device", fmt::format("unknown (the trace carries no memory figures) of {}", gib(m.capacity)));
+    row("memory per device", fmt::format("unknown (the trace carries no memory figures) of {}", usable));
   } else if (m.fits) {
     row("memory per device",
-        fmt::format("{} of {}: FITS ({} free)", gib(m.peak), gib(m.capacity), gib(m.capacity - m.peak)));
+        fmt::format("{} of {}: FITS ({} free)", gib(m.peak), usable, gib(m.capacity - m.peak)));
   } else {
     row("memory per device",
-        fmt::format("{} of {}: DOES NOT FIT (over by {})", gib(m.peak), gib(m.capacity), gib(m.over_by)));
+        fmt::format("{} of {}: DOES NOT FIT (over by {})", gib(m.peak), usable, gib(m.over_by)));
   }
   if (m.known) {
     if (!m.parts.empty()) out += fmt::format("    (largest rank: pipeline stage {})\n", m.peak_stage);

@@ -103,16 +103,23 @@ const hw::DeviceSpec& DeviceCatalog::find(const std::string& name) const {
   if (const hw::DeviceSpec* d = lookup(name)) return *d;
   std::vector<std::string> names;
   for (const auto& d : all()) names.push_back(d.name);
-  // Edit distance misses the common short form ("h100" for "h100-sxm"), so a prefix match counts too.
-  std::string hint = core::closest_match(name, names);
-  if (hint.empty() && !name.empty())
+  // The common short form ("h100") is a prefix of the names it means; it may mean several
+  // ("h100-nvl", "h100-sxm"), and edit distance would pick one of them arbitrarily, so every
+  // device it starts is suggested. Otherwise the closest name by edit distance.
+  std::vector<std::string> prefixed;
+  if (!name.empty())
     for (const auto& n : names)
-      if (n.rfind(name, 0) == 0) {
-        hint = n;
-        break;
-      }
+      if (n.rfind(name, 0) == 0) prefixed.push_back("'" + n + "'");
+  std::string hint;
+  if (!prefixed.empty()) {
+    hint = prefixed.size() == 1 ? prefixed.front()
+                                : core::join(std::vector<std::string>(prefixed.begin(), prefixed.end() - 1)) + " or " +
+                                      prefixed.back();
+  } else if (std::string closest = core::closest_match(name, names); !closest.empty()) {
+    hint = "'" + closest + "'";
+  }
   throw Error(ErrorKind::input, fmt::format("unknown device '{}'{}; known: {}", name,
-                                            hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint), core::join(names)));
+                                            hint.empty() ? "" : fmt::format(" (did you mean {}?)", hint), core::join(names)));
 }
 
 std::vector<hw::DeviceSpec> DeviceCatalog::all() const {

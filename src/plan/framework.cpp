@@ -32,6 +32,9 @@ const std::vector<FrameworkDefault> kMegatronLm2021{
 };
 
 const std::vector<FrameworkDefault> kMegatronCore{
+    {"training.attention", "cudnn-2024",
+     "Megatron-Core with --transformer-impl transformer_engine (its default): TE's DotProductAttention, which "
+     "on Hopper runs cuDNN's fused attention (NVTE_FUSED_ATTN); the device's cudnn-2024 curve where it has one"},
     {"parallel.overlap_param_gather", "true",
      "Megatron-LM README 'Performance Benchmarking' (MCore r0.8 runs use the distributed optimizer with "
      "--overlap-grad-reduce --overlap-param-gather); megatron/core/distributed/param_and_grad_buffer.py"},
@@ -41,6 +44,9 @@ const std::vector<FrameworkDefault> kMegatronCore{
 };
 
 const std::vector<FrameworkDefault> kNemo{
+    {"training.attention", "cudnn-2024",
+     "NeMo over Megatron-Core and Transformer Engine: cuDNN fused attention on Hopper (the device's cudnn-2024 curve "
+     "where it has one)"},
     {"parallel.overlap_param_gather", "true",
      "NeMo 2 recipes (nemo/collections/llm/recipes/*): MegatronStrategy with DistributedDataParallelConfig("
      "overlap_grad_reduce=True, overlap_param_gather=True)"},
@@ -67,6 +73,9 @@ const std::vector<FrameworkDefault> kTorchtitan{
 };
 
 const std::vector<FrameworkDefault> kLlmFoundry{
+    {"training.attention", "fa2",
+     "llm-foundry MPT configs: attn_config.attn_impl: flash (the flash-attn 2 package); the device's fa2 curve where it "
+     "has one"},
     {"parallel.zero", "3",
      "llm-foundry scripts/train/yamls: fsdp_config sharding_strategy FULL_SHARD (PyTorch FSDP1)"},
     {"training.optimizer.gradients", "fp32",

@@ -36,6 +36,11 @@ LayerShard layer_shard(const workload::ModelSpec& m, int layer, int tp, int ep) 
 
 double grad_bytes_per_param(const TrainingSpec& t) { return t.optimizer.gradient; }
 
+int communicators(const ParallelPlan& p, int dp) {
+  const int data = dp * p.cp;
+  return (p.tp > 1) + (p.cp > 1) + (p.pp > 1) + (data > 1) + (p.ep > 1) + (p.ep > 1 && data / p.ep > 1);
+}
+
 std::int64_t micro_batches(const Experiment& e, int dp) {
   return e.training.global_batch / (static_cast<std::int64_t>(dp) * e.training.micro_batch);
 }
@@ -88,7 +93,12 @@ MemoryEstimate estimate_memory(const Experiment& e, int dp, const ScheduleFacts&
   const double embed = static_cast<double>(m.vocab * m.hidden);
 
   MemoryEstimate out;
-  out.capacity = e.cluster.device.hbm_capacity;
+  // The peak is compared with what a framework can use: the reported capacity less the driver's
+  // reserve, the context and each communicator's collective buffers (hw::MemoryReserve).
+  out.communicators = communicators(p, dp);
+  out.reported_capacity = e.cluster.device.hbm_capacity;
+  out.capacity = e.cluster.device.usable_memory(out.communicators);
+  out.reserved = out.reported_capacity - out.capacity;
   for (int s = 0; s < p.pp; ++s) {
     StageMemory st;
     st.stage = s;

@@ -549,6 +549,14 @@ core::Bytes activation_bytes_per_layer(const ModelSpec& m, const ShardShape& s, 
       bytes = (s.sequence_parallel ? sbh * 34 / t : sbh * (10 + 24 / t)) + sl * b * a / t * 4;
       break;
   }
+  if (s.precision == Precision::fp8 && r != Recompute::full) {
+    // Transformer Engine keeps, for a linear layer's weight gradient, the FP8 copy of its input
+    // that it cast anyway (LayerNormLinear's FP8 norm output, Linear's cast input), 1 B where
+    // Korthikanti counts 2: QKV's and fc1's inputs (2sbh each, replicated over TP without SP)
+    // halve, fc2's (the activation output, 8sbh/t, used by nothing else) too; the attention output
+    // stays for the attention's backward and its FP8 copy for the projection's adds 1sbh/t.
+    bytes -= s.sequence_parallel ? sbh * 5 / t : sbh * (2 + 3 / t);
+  }
   if (moe_layer && m.is_moe() && r != Recompute::full) {
     const double load = m.moe.capacity_factor > 0 ? std::min(m.moe.imbalance, m.moe.capacity_factor) : m.moe.imbalance;
     const double width = (m.moe.top_k * load + m.moe.shared_experts) * d(m.moe.expert_ffn_hidden) / (4 * h);

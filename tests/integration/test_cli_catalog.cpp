@@ -41,7 +41,7 @@ std::string h100_as(const std::string& name, const std::string& hbm) {
     s.replace(at, from.size(), to);
   };
   swap("name: h100-sxm\n", "name: " + name + "\n");
-  swap("hbm_capacity: 80GB\n", "hbm_capacity: " + hbm + "\n");
+  swap("hbm_capacity: 81559MiB\n", "hbm_capacity: " + hbm + "\n");
   return s;
 }
 
@@ -74,7 +74,7 @@ TEST_CASE("cli: --catalog DIR adds its devices to devices, run and validate") {
 
   const Command devices = inflect_cmd("devices" + catalog, true);
   REQUIRE(devices.rc == 0);
-  CHECK(lines(devices.out) == 8);  // a header, the six embedded devices and this one
+  CHECK(lines(devices.out) == 9);  // a header, the seven embedded devices and this one
   CHECK(devices.out.find("my-accel") != std::string::npos);
   CHECK(devices.out.find("h100-sxm") != std::string::npos);
   CHECK(inflect_cmd("devices", true).out.find("my-accel") == std::string::npos);
@@ -83,7 +83,11 @@ TEST_CASE("cli: --catalog DIR adds its devices to devices, run and validate") {
   REQUIRE(run.rc == 0);
   const auto j = nlohmann::json::parse(run.out);
   CHECK(j["device"] == "my-accel");
-  CHECK(j["memory"]["capacity_bytes"].get<double>() == 111e9);
+  // The file's 111 GB as reported; usable is that less the H100's reserve with one communicator
+  // (plain data parallelism): 475,332,608 + 639,631,360 + 462,422,016 = 1,577,385,984 B.
+  CHECK(j["memory"]["reported_capacity_bytes"].get<double>() == 111e9);
+  CHECK(j["memory"]["reserved_bytes"].get<double>() == 1577385984.0);
+  CHECK(j["memory"]["capacity_bytes"].get<double>() == 111e9 - 1577385984.0);
   CHECK(j["step_time_s"].get<double>() > 0);
 
   CHECK(inflect_cmd("validate " + exp + catalog, true).rc == 0);
@@ -154,7 +158,9 @@ TEST_CASE("cli: the bundled custom-device example runs, with or without its fold
   const auto j = nlohmann::json::parse(run.out);
   CHECK(j["device"] == "example-h100-192g");
   CHECK(j["topology"] == "example-dgx-192g");
-  CHECK(j["memory"]["capacity_bytes"].get<double>() == 192e9);
+  // 192 GB reported, less the H100's reserve with one communicator (dp8): 1,577,385,984 B.
+  CHECK(j["memory"]["reported_capacity_bytes"].get<double>() == 192e9);
+  CHECK(j["memory"]["capacity_bytes"].get<double>() == 192e9 - 1577385984.0);
   CHECK(j["memory"]["fits"] == true);
   // The folder holds the very file device_file reads: one device, not a clash.
   const Command both = inflect_cmd("run " + exp + " --json --catalog workloads/examples/custom-device/devices", false);

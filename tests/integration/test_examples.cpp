@@ -84,11 +84,11 @@ TEST_CASE("every bundled example loads and simulates with sane figures") {
       {"mixtral-8x22b-ep8-mi300x", true}, {"zaya1-like-dp-mi300x", true},
       {"gpt3-175b-a100-zero-bubble", true}, {"gpt3-175b-a100-dualpipev", true},
       {"llama3-8b-hot-gpu-h100", true}, {"llama3-8b-hot-gpu-h100-rebalanced", true},
-      {"llama3-8b-dp8-example-192g", true}, {"llama3-70b-fp8-h100", true}};
+      {"llama3-8b-dp8-example-192g", true}, {"llama3-70b-fp8-h100", true}, {"llama3-8b-32k-fa2-h100", true}};
   const auto files = bundled_examples();
   // workloads/examples/whatif/gpt3-175b-a100.yaml and mesh/mixtral-8x22b-ep8-mi300x.yaml repeat
   // base examples under the same names. (custom-device/'s devices/ and topologies/ are its inputs.)
-  CHECK(files.size() == 19);
+  CHECK(files.size() == 20);
   for (const auto& file : files) {
     CAPTURE(file.string());
     RunReport r = run_symmetric(file);
@@ -149,12 +149,15 @@ TEST_CASE("golden step times of two bundled examples") {
   // deliberate model change that moves them by more than 2% must update them here, with the reason.
   // Issue 19 (collectives priced by NCCL's own latency model: base, per-step and pipeline fill):
   // GPT-3 175B 23.105 -> 23.822 s; the latency-bound Llama 32-layer at 1,024 GPUs 0.262 -> 0.299 s.
+  // Issue 20 (A100 bf16 GEMMs on the sustained footing of the Hopper anchors: the Azure sweep's
+  // 8192^3 after 10,000 warm-ups, 253.7 TFLOP/s, instead of the 271.2 MAMF burst): GPT-3 175B
+  // 23.822 -> 25.517 s (x1.071, the 271.2 / 253.7 = 1.069 of its GEMMs).
   struct Golden {
     const char* file;
     double step_time_s;
   };
   const Golden cases[] = {
-      {"workloads/examples/gpt3-175b-a100.yaml", 23.8215},
+      {"workloads/examples/gpt3-175b-a100.yaml", 25.5169},
       {"workloads/examples/llama-32l-1024.yaml", 0.298799},
   };
   for (const auto& g : cases) {
@@ -211,16 +214,16 @@ TEST_CASE("cli: validate rejects every tests/errors file with exit 2 and one lin
   }
 }
 
-TEST_CASE("cli: devices prints the six catalog devices") {
+TEST_CASE("cli: devices prints the seven catalog devices") {
   Command c = inflect_cmd("devices", true);
   REQUIRE(c.rc == 0);
-  const char* devices[] = {"a100-sxm-80g", "h100-sxm", "h200-sxm", "mi250-gcd", "mi250x-gcd", "mi300x"};
+  const char* devices[] = {"a100-sxm-80g", "h100-nvl", "h100-sxm", "h200-sxm", "mi250-gcd", "mi250x-gcd", "mi300x"};
   for (const char* d : devices) {
     CAPTURE(d);
     CHECK(c.out.find(d) != std::string::npos);
   }
   // A header and exactly one row per device.
-  CHECK(lines_of(c.out).size() == 7);
+  CHECK(lines_of(c.out).size() == 8);
 }
 
 TEST_CASE("cli: an unknown subcommand exits non-zero") {
@@ -478,7 +481,7 @@ TEST_CASE("bundled search: Llama-3-405B on 16,384 H100s, through the cli") {
   fs::remove_all(out);
   Command c = inflect_cmd("search workloads/search/llama3-405b-16k-h100.yaml --top 3 --jobs 2 --out " + out, false);
   REQUIRE(c.rc == 0);
-  CHECK(c.out.find("plans: 10272 enumerated, 5757 pruned (memory does not fit), 4515 estimated, 3 simulated") != std::string::npos);
+  CHECK(c.out.find("plans: 10272 enumerated, 5300 pruned (memory does not fit), 4972 estimated, 3 simulated") != std::string::npos);
   CHECK(c.out.find("plans/s") != std::string::npos);
   std::ifstream in(fs::path(out) / "search.json");
   REQUIRE(in.good());

@@ -3,10 +3,13 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "inflect/core/error.hpp"
 #include "inflect/hw/compute_model.hpp"
+#include "inflect/hw/power_model.hpp"
 #include "inflect/io/device_catalog.hpp"
 #include "inflect/io/yaml_reader.hpp"
 #include "io/embedded.hpp"
@@ -67,7 +70,8 @@ TEST_CASE("every catalog device loads, sorted by name") {
   const auto& all = io::device_catalog();
   std::vector<std::string> names;
   for (const auto& d : all) names.push_back(d.name);
-  CHECK(names == std::vector<std::string>{"a100-sxm-80g", "h100-sxm", "h200-sxm", "mi250-gcd", "mi250x-gcd", "mi300x"});
+  CHECK(names ==
+        std::vector<std::string>{"a100-sxm-80g", "h100-nvl", "h100-sxm", "h200-sxm", "mi250-gcd", "mi250x-gcd", "mi300x"});
   // Parsed once: the same object every time.
   CHECK(&io::device_catalog() == &all);
   for (const auto& d : all) {
@@ -83,7 +87,8 @@ TEST_CASE("every catalog figure has a source") {
     std::vector<std::string> keys = {"vector_fp32",   "hbm_capacity",       "hbm_bandwidth",
                                      "board_power",   "scale_up_bandwidth", "compute_units",
                                      "max_clock_mhz", "kernel_launch_overhead", "comm_interference", "gemm.tile",
-                                     "attention_efficiency", "memory_efficiency"};
+                                     "attention_efficiency", "memory_efficiency", "memory_reserve.driver",
+                                     "memory_reserve.context", "memory_reserve.per_communicator"};
     for (const auto& [p, rate] : d.peak_dense) {
       keys.push_back("peak_dense." + std::string(inflect::core::to_string(p)));
       keys.push_back("gemm_efficiency." + std::string(inflect::core::to_string(p)));
@@ -107,10 +112,40 @@ TEST_CASE("catalog peaks match hardware.md") {
   CHECK(io::find_device("mi250x-gcd").peak(Precision::bf16).value() == doctest::Approx(191.5e12).epsilon(kExact));
   CHECK(io::find_device("a100-sxm-80g").peak_dense.count(Precision::fp8) == 0);
   CHECK(io::find_device("mi250x-gcd").peak_dense.count(Precision::fp8) == 0);
-  // Memory and links, hardware.md 1.2/1.3: H100 3.35 TB/s and 450 GB/s per direction; MI250X GCD 64 GB.
+  // Memory and links, hardware.md 1.2/1.3: H100 3.35 TB/s and 450 GB/s per direction.
   CHECK(io::find_device("h100-sxm").hbm_bandwidth.value() == doctest::Approx(3.35e12).epsilon(kExact));
   CHECK(io::find_device("h100-sxm").scale_up_bandwidth.value() == doctest::Approx(450e9).epsilon(kExact));
-  CHECK(io::find_device("mi250x-gcd").hbm_capacity.value() == doctest::Approx(64e9).epsilon(kExact));
+}
+
+TEST_CASE("catalog memory is what the driver reports, less what the runtime never offers") {
+  // nvidia-smi's FB total in MiB x 1,048,576: H100 81,559 MiB = 85,520,809,984 B; A100 81,920 MiB =
+  // 85,899,345,920 B; H200 143,771 MiB = 150,754,820,096 B. amd-smi's VRAM total: MI300X 196,592 MiB
+  // = 206,141,652,992 B; an MI250(X) GCD 65,520 MiB = 68,702,699,520 B (torch: 63.984375 GiB).
+  CHECK(io::find_device("h100-sxm").hbm_capacity.value() == 85520809984.0);
+  CHECK(io::find_device("a100-sxm-80g").hbm_capacity.value() == 85899345920.0);
+  CHECK(io::find_device("h200-sxm").hbm_capacity.value() == 150754820096.0);
+  CHECK(io::find_device("h100-nvl").hbm_capacity.value() == 95830.0 * 1048576);  // 100,485,038,080 B
+  CHECK(io::find_device("mi300x").hbm_capacity.value() == 206141652992.0);
+  CHECK(io::find_device("mi250x-gcd").hbm_capacity.value() == 68702699520.0);
+  CHECK(io::find_device("mi250-gcd").hbm_capacity.value() == 68702699520.0);
+  // Reported less the driver's reserve is what the runtime offers: CUDA's totalGlobalMem
+  // 85,045,477,376 B (H100) and 85,100,068,864 B (A100), torch's total_memory 150,109,880,320 B on
+  // this project's H200; HIP offers all of it.
+  for (const auto& [name, runtime] : {std::pair{"h100-sxm", 85045477376.0}, std::pair{"a100-sxm-80g", 85100068864.0},
+                                      std::pair{"h200-sxm", 150109880320.0}, std::pair{"mi300x", 206141652992.0},
+                                      std::pair{"h100-nvl", 99861594112.0}}) {
+    CAPTURE(name);
+    const auto& d = io::find_device(name);
+    CHECK(d.hbm_capacity.value() - d.memory_reserve.driver.value() == runtime);
+  }
+  // NCCL's buffers per communicator: (LL 524,288 + LL128 4,915,200 + Simple 4,194,304 B) per
+  // connection x 3 connections a channel x 16 channels (H100) = 462,422,016 B; x 24 (A100) =
+  // 693,633,024 B. RCCL's (262,144 + 458,752 + 4,194,304) x 3 x 16 (MI300X) = 235,929,600 B.
+  CHECK(io::find_device("h100-sxm").memory_reserve.per_communicator.value() == 462422016.0);
+  CHECK(io::find_device("a100-sxm-80g").memory_reserve.per_communicator.value() == 693633024.0);
+  CHECK(io::find_device("mi300x").memory_reserve.per_communicator.value() == 235929600.0);
+  // The H200's context, measured: 612 MiB for the process less one 2 MiB allocator block.
+  CHECK(io::find_device("h200-sxm").memory_reserve.context.value() == 610.0 * 1048576);
 }
 
 TEST_CASE("H100 and H200 attention: the backward curve reproduces the traced backward, below the forward's rate") {
@@ -133,6 +168,90 @@ TEST_CASE("H100 and H200 attention: the backward curve reproduces the traced bac
   // A device without backward points (A100: one FlashAttention-2 point) times the backward on its
   // forward curve.
   CHECK(io::find_device("a100-sxm-80g").attention_backward_efficiency.points.empty());
+}
+
+TEST_CASE("H100 attention implementations: each reproduces its published curve, the default is the 2026 SDPA") {
+  const auto& h100 = io::find_device("h100-sxm");
+  CHECK(h100.default_attention == "sdpa-2026");
+  CHECK(h100.attention == "sdpa-2026");
+  std::vector<std::string> names;
+  for (const auto& impl : h100.attention_implementations) names.push_back(impl.name);
+  CHECK(names == std::vector<std::string>{"sdpa-2026", "fa3", "cudnn-2024", "fa2"});
+  // The FlashAttention-3 paper's H100 figures, head dim 128, 16 heads, batch x seq = 16k: at seq 8192
+  // the causal forward does 4 * 2 * 16 * 8192^2 * 128 / 2 = 5.49755813888e11 FLOPs and the
+  // non-causal backward 2.5 x 4 * 2 * 16 * 8192^2 * 128 = 2.74877906944e12; each implementation's
+  // curves give back its bars (to the launch rounding): fa3 602 / 559, cuDNN 529 / 518, fa2 333 / 318.
+  KernelCost f;
+  f.cls = KernelClass::attention;
+  f.flops = Flops(5.49755813888e11);
+  KernelCost b;
+  b.cls = KernelClass::attention_backward;
+  b.flops = Flops(2.74877906944e12);
+  for (const auto& [name, fwd, bwd] : {std::tuple{"fa3", 602.0, 559.0}, std::tuple{"cudnn-2024", 529.0, 518.0},
+                                       std::tuple{"fa2", 333.0, 318.0}}) {
+    CAPTURE(name);
+    ComputeModel m(h100.with_attention(name));
+    CHECK(m.device().attention == name);
+    CHECK(f.flops.value() / m.duration(f).seconds() / 1e12 == doctest::Approx(fwd).epsilon(1e-3));
+    CHECK(b.flops.value() / m.duration(b).seconds() / 1e12 == doctest::Approx(bwd).epsilon(1e-3));
+  }
+  // At 16k the forward of FlashAttention-2 takes 616 / 335 = 1.84x FlashAttention-3's time: the
+  // spread between generations the implementations exist to carry.
+  f.flops = Flops(1.099511627776e12);
+  const double t_fa2 = ComputeModel(h100.with_attention("fa2")).duration(f).seconds();
+  const double t_fa3 = ComputeModel(h100.with_attention("fa3")).duration(f).seconds();
+  CHECK(t_fa2 / t_fa3 == doctest::Approx(616.0 / 335.0).epsilon(2e-3));
+  // The H200 carries the same kernels as fractions of the same die's peak.
+  CHECK(ComputeModel(io::find_device("h200-sxm").with_attention("fa2")).duration(f).seconds() ==
+        doctest::Approx(t_fa2).epsilon(1e-3));
+  // Choosing sets the selected curve's source; a name the device lacks lists the ones it has.
+  CHECK(h100.with_attention("fa2").sources.at("attention_efficiency").find("FlashAttention-2") != std::string::npos);
+  try {
+    (void)io::find_device("a100-sxm-80g").with_attention("fa3");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::input);
+    CHECK(e.message().find("device 'a100-sxm-80g' has no attention implementation 'fa3'") != std::string::npos);
+    CHECK(e.message().find("it has: fa2") != std::string::npos);
+  }
+}
+
+TEST_CASE("H100 NVL: its GEMM anchor is what the H100 die's power model gives under the NVL's 400 W") {
+  // The NVL has 400 - 61.6 = 338.4 W above its idle for dynamic power; the H100 SXM model, whose idle
+  // is 74.7 W, gives an 8192^3 bf16 GEMM the same with a budget of 338.4 + 74.7 = 413.1 W: it runs at
+  // 1110 MHz, 1515 / 1110 of its calibrated time scaled by the clock share, 490.5 TFLOP/s. The NVL's
+  // own compute model reproduces that rate at board power (its calibration), and its fp8 anchor
+  // (922.2 TFLOP/s) likewise.
+  const auto& sxm = io::find_device("h100-sxm");
+  const auto& nvl = io::find_device("h100-nvl");
+  const ComputeModel sxm_compute(sxm), nvl_compute(nvl);
+  const inflect::hw::PowerModel sxm_power(sxm);
+  for (const auto& [p, rate] : {std::pair{Precision::bf16, 490.5}, std::pair{Precision::fp8, 922.2}}) {
+    CAPTURE(inflect::core::to_string(p));
+    const KernelCost k = gemm(8192, 8192, 8192, p);
+    const auto prof = sxm_power.profile(k, sxm_compute);
+    const int level = sxm_power.level_under(prof, inflect::core::Watts(400 - 61.6 + 74.7));
+    const double derived = k.flops.value() / (prof.t_cal.value() * sxm_power.time_scale(prof, level)) / 1e12;
+    CHECK(derived == doctest::Approx(rate).epsilon(1e-3));
+    CHECK(k.flops.value() / nvl_compute.duration(k).seconds() / 1e12 == doctest::Approx(rate).epsilon(1e-3));
+  }
+  CHECK(nvl.board_power.value() == 400.0);
+  CHECK(nvl.max_clock_mhz == 1785.0);
+}
+
+TEST_CASE("attention implementations: the schema's errors") {
+  const std::string good = embedded_text("h100-sxm.yaml");
+  CHECK(parse_error(replaced(good, "  default: sdpa-2026\n", "  default: fa-3\n")).find(
+            "'fa-3' is not one of this device's attention implementations (did you mean 'fa3'?); they are: sdpa-2026, "
+            "fa3, cudnn-2024, fa2") != std::string::npos);
+  CHECK(parse_error(replaced(good, "    - name: fa2\n", "    - name: fa3\n")).find("duplicate attention implementation 'fa3'") !=
+        std::string::npos);
+  CHECK(parse_error(replaced(good, "    - name: fa2\n", "    - name: FA2\n")).find("not an implementation name") !=
+        std::string::npos);
+  // The pre-implementations form says what to write instead.
+  CHECK(parse_error(replaced(good, "attention:\n  default: sdpa-2026\n  implementations:\n    - name: sdpa-2026\n",
+                             "attention:\n  measurements:\n    - name: sdpa-2026\n"))
+            .find("attention measurements belong to a named implementation") != std::string::npos);
 }
 
 TEST_CASE("catalog GEMM curves reproduce their measurements and reach the bf16 plateau") {
@@ -182,8 +301,8 @@ TEST_CASE("unknown device names suggest the closest one") {
     return std::string();
   };
   CHECK(message("h100") ==
-        "unknown device 'h100' (did you mean 'h100-sxm'?); known: a100-sxm-80g, h100-sxm, h200-sxm, mi250-gcd, "
-        "mi250x-gcd, mi300x");
+        "unknown device 'h100' (did you mean 'h100-nvl' or 'h100-sxm'?); known: a100-sxm-80g, h100-nvl, h100-sxm, "
+        "h200-sxm, mi250-gcd, mi250x-gcd, mi300x");
   CHECK(message("mi300").find("(did you mean 'mi300x'?)") != std::string::npos);
   CHECK(message("tpu-v5p").find("did you mean") == std::string::npos);
 }
@@ -236,6 +355,8 @@ TEST_CASE("the devices table lists every device with its headline figures") {
   REQUIRE(a100 != std::string::npos);
   const std::string row = t.substr(a100, t.find('\n', a100) - a100);
   CHECK(row.find(" - ") != std::string::npos);
-  // One header line and six device lines.
-  CHECK(std::count(t.begin(), t.end(), '\n') == 7);
+  // The reported HBM in GiB: the H100's 81,559 MiB / 1024 = 79.6.
+  CHECK(t.find("79.6") != std::string::npos);
+  // One header line and seven device lines.
+  CHECK(std::count(t.begin(), t.end(), '\n') == 8);
 }

@@ -41,7 +41,7 @@ std::string replaced(std::string s, const std::string& from, const std::string& 
 /// The bundled H100 file renamed to `name` (its file must then be `name`.yaml) with `hbm` of HBM.
 std::string h100_as(const std::string& name, const std::string& hbm = "80GB") {
   const std::string h100 = read(fs::path(INFLECT_SOURCE_DIR) / "calibration/devices/h100-sxm.yaml");
-  return replaced(replaced(h100, "name: h100-sxm\n", "name: " + name + "\n"), "hbm_capacity: 80GB\n",
+  return replaced(replaced(h100, "name: h100-sxm\n", "name: " + name + "\n"), "hbm_capacity: 81559MiB\n",
                   "hbm_capacity: " + hbm + "\n");
 }
 

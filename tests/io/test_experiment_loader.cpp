@@ -11,6 +11,7 @@
 #include <string>
 
 #include "inflect/core/error.hpp"
+#include "inflect/io/device_catalog.hpp"
 #include "inflect/io/experiment_loader.hpp"
 #include "inflect/io/options.hpp"
 
@@ -278,6 +279,28 @@ TEST_CASE("experiment: cluster.device overrides the topology's device") {
   CHECK(msg.find("test.yaml:6:") == 0);
   CHECK(msg.find("cluster.device") != std::string::npos);
   CHECK(msg.find("nosuch-gpu") != std::string::npos);
+}
+
+TEST_CASE("experiment: training.attention selects one of the device's attention implementations") {
+  std::string yaml = std::string(kGpt3);
+  yaml.replace(yaml.find("  nodes: 128"), 12, "  nodes: 128\n  device: h100-sxm");
+  // Left out: the device's default, and the Experiment keeps the key empty (a later default, e.g.
+  // per framework, can fill it).
+  auto e = parse(yaml);
+  CHECK(e.training.attention == "default");
+  CHECK(e.cluster.device.attention == "sdpa-2026");
+  yaml.replace(yaml.find("  precision: bf16"), 17, "  precision: bf16\n  attention: fa2");
+  e = parse(yaml);
+  CHECK(e.training.attention == "fa2");
+  CHECK(e.cluster.device.attention == "fa2");
+  CHECK(e.cluster.device.attention_efficiency.points.size() ==
+        inflect::io::find_device("h100-sxm").with_attention("fa2").attention_efficiency.points.size());
+  // A name the device lacks: at the key, listing what it has.
+  yaml.replace(yaml.find("attention: fa2"), 14, "attention: fa1");
+  const std::string msg = failure(yaml);
+  INFO(msg);
+  CHECK(msg.find("test.yaml:14:14: training.attention: device 'h100-sxm' has no attention implementation 'fa1'") == 0);
+  CHECK(msg.find("it has: sdpa-2026, fa3, cudnn-2024, fa2") != std::string::npos);
 }
 
 TEST_CASE("experiment: paths resolve next to the file, then the current directory, then the root") {

@@ -46,6 +46,39 @@ TEST_CASE("a plan whose memory exceeds HBM is reported as not fitting") {
   CHECK(m.peak.value() > 100e6);
 }
 
+TEST_CASE("the peak is compared with the device's usable memory: reported less the reserve of the plan's communicators") {
+  // The toy plan tp2 pp2 dp2 runs collectives on three communicators: its TP group, its PP pair and
+  // its data-parallel group. A device reporting 80 GB with a 0.5 GB driver reserve, a 0.6 GB context
+  // and 0.4 GB of buffers a communicator leaves 80 - 0.5 - 0.6 - 3 x 0.4 = 77.7 GB.
+  plan::Experiment e = toy_experiment();
+  e.cluster.device.hbm_capacity = core::Bytes(80e9);
+  e.cluster.device.memory_reserve.driver = core::Bytes(0.5e9);
+  e.cluster.device.memory_reserve.context = core::Bytes(0.6e9);
+  e.cluster.device.memory_reserve.per_communicator = core::Bytes(0.4e9);
+  plan::MemoryEstimate m = plan::estimate_memory(e, 2);
+  CHECK(m.communicators == 3);
+  CHECK(m.reported_capacity.value() == 80e9);
+  CHECK(m.capacity.value() == doctest::Approx(77.7e9).epsilon(kExact));
+  CHECK(m.reserved.value() == doctest::Approx(2.3e9).epsilon(kExact));
+  // A plan that needs more than 77.7 GB no longer fits although it is below the 80 GB reported.
+  e.cluster.device.hbm_capacity = core::Bytes(m.peak.value() + 2e9);
+  CHECK_FALSE(plan::estimate_memory(e, 2).fits());
+}
+
+TEST_CASE("communicators: one per parallel dimension of more than one rank, and the expert-data-parallel group") {
+  plan::ParallelPlan p;
+  CHECK(plan::communicators(p, 1) == 0);  // one GPU: none
+  CHECK(plan::communicators(p, 8) == 1);  // plain data parallelism
+  p.tp = 8;
+  p.pp = 4;
+  CHECK(plan::communicators(p, 16) == 3);  // tp, pp, dp
+  p.cp = 2;
+  CHECK(plan::communicators(p, 1) == 4);  // tp, cp, pp and the dp*cp = 2 gradient group
+  p.ep = 2;
+  // ep 2 over dp*cp = 16: the EP group and the expert-data-parallel group of 16/2 = 8 ranks.
+  CHECK(plan::communicators(p, 8) == 6);
+}
+
 TEST_CASE("ZeRO-1 divides only the optimizer states by the data-parallel group") {
   plan::Experiment e = toy_experiment();
   plan::MemoryEstimate z1 = plan::estimate_memory(e, 2);

@@ -358,3 +358,17 @@ TEST_CASE("ring CP adds a merge per step in forward and the gradient accumulatio
   CHECK(lk.cp_step_bwd[0].cost.bytes.value() == doctest::Approx(3.0 * 2048 * 6144 * 2).epsilon(kExact));
   CHECK(transformer_layer(fixtures::llama3_8b(), shard(1, false, 1, 1, 8192)).cp_step_fwd.empty());
 }
+
+TEST_CASE("FP8 recipes keep the FP8 copies of linear inputs for backward: 5sbh/t less with SP") {
+  // gpt3-175b, b = 1, s = 2048, tp 8 with SP: sbh = 2048 * 12288 = 25,165,824; BF16 keeps
+  // 34 sbh / 8, FP8 (34 - 5) sbh / 8 (QKV and fc1 inputs 2 -> 1, fc2's 8 -> 4, the projection's
+  // FP8 input copy + 1).
+  ModelSpec m = fixtures::gpt3_175b();
+  ShardShape s = shard(8, true, 1, 1, 2048);
+  const double sbh = 2048.0 * 12288;
+  CHECK(activation_bytes_per_layer(m, s, Recompute::selective).value() == doctest::Approx(34 * sbh / 8).epsilon(kExact));
+  s.precision = Precision::fp8;
+  CHECK(activation_bytes_per_layer(m, s, Recompute::selective).value() == doctest::Approx(29 * sbh / 8).epsilon(kExact));
+  // Full recompute keeps only the layer input, in either precision.
+  CHECK(activation_bytes_per_layer(m, s, Recompute::full).value() == doctest::Approx(2 * sbh / 8).epsilon(kExact));
+}

@@ -42,7 +42,9 @@ struct MemoryPart {
 
 struct MemoryReport {
   core::Bytes peak;             // largest rank
-  core::Bytes capacity;         // device HBM
+  core::Bytes capacity;         // usable: reported_capacity - reserved, what peak is compared with
+  core::Bytes reported_capacity;  // the device's memory as the driver reports it
+  core::Bytes reserved;         // driver reserve + context + collective buffers (hw::MemoryReserve)
   bool fits = true;
   core::Bytes over_by;          // max(0, peak - capacity)
   int peak_stage = 0;           // pipeline stage of the largest rank

@@ -3,6 +3,7 @@
 // Every figure carries its source in `sources` (key = field name, value = citation).
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "inflect/core/precision.hpp"
@@ -75,6 +76,35 @@ struct ThermalSpec {
   double hysteresis_c = 0;  // throttling ends this far below slowdown
 };
 
+/// What a training process cannot use of the memory the driver reports (docs/devices.md, "Memory").
+/// Every figure carries its source in DeviceSpec::sources under "memory_reserve.<field>".
+struct MemoryReserve {
+  /// Reported by the driver (nvidia-smi's FB total, amd-smi's VRAM total) but not offered to the
+  /// runtime: nvidia-smi's "Reserved", the difference to CUDA's totalGlobalMem. 0 where the
+  /// runtime's total equals the reported one (HIP on AMD).
+  core::Bytes driver;
+  /// The CUDA/HIP context of the one process a rank runs: driver state and the kernels it loads.
+  core::Bytes context;
+  /// The collective library's buffers one communicator holds on the device (NCCL/RCCL: the LL,
+  /// LL128 and Simple FIFOs of each connection, for its ring and tree connections at the channel
+  /// count the library picks on this device's node).
+  core::Bytes per_communicator;
+  /// driver + context + communicators * per_communicator.
+  core::Bytes total(int communicators) const {
+    return driver + context + per_communicator * static_cast<double>(communicators);
+  }
+};
+
+/// One attention kernel's measured efficiency (a named implementation: a FlashAttention release,
+/// cuDNN's fused attention, PyTorch's SDPA of a given year). Sources in DeviceSpec::sources under
+/// "attention.<name>" (and "attention.<name>.backward").
+struct AttentionImplementation {
+  std::string name;         // e.g. "fa3", "fa2", "cudnn-2024", "sdpa-2026"
+  std::string description;  // what the kernel is and where the curve comes from
+  EfficiencyCurve forward;
+  EfficiencyCurve backward;  // empty: the forward curve times the backward too
+};
+
 struct DeviceSpec {
   std::string name;          // catalog key, e.g. "h100-sxm"
   std::string display_name;  // e.g. "NVIDIA H100 SXM5 80GB"
@@ -83,7 +113,11 @@ struct DeviceSpec {
   std::map<core::Precision, core::FlopRate> peak_dense;
   /// Non-tensor (vector) FP32 rate, for elementwise work that is not memory bound.
   core::FlopRate vector_fp32;
+  /// Device memory as the driver reports it (nvidia-smi's FB total, amd-smi's VRAM total), not
+  /// the marketing figure: an H100 SXM "80GB" reports 81,559 MiB.
   core::Bytes hbm_capacity;
+  /// What a framework cannot use of it (usable_memory).
+  MemoryReserve memory_reserve;
   core::Bandwidth hbm_bandwidth;
   core::Watts board_power;
   /// Scale-up (NVLink / Infinity Fabric) bandwidth per direction, whole device.
@@ -102,11 +136,18 @@ struct DeviceSpec {
   /// Per-precision GEMM curves where the catalog gives one (it gives one for every supported
   /// precision); a precision missing here falls back to `gemm_efficiency`. Keyed like the above.
   std::map<core::Precision, EfficiencyCurve> gemm_efficiency_by_precision;
-  /// Fraction of the dense peak a fused (flash-style) attention kernel reaches, by its FLOPs.
+  /// Fraction of the dense peak a fused (flash-style) attention kernel reaches, by its FLOPs: the
+  /// selected implementation's (`attention`), the one ComputeModel times attention kernels with.
   EfficiencyCurve attention_efficiency;
-  /// The same for the backward pass, where the device has measurements of it; empty: the
+  /// The same for the backward pass, where the implementation has measurements of it; empty: the
   /// forward curve times the backward too (at its own, larger FLOP count).
   EfficiencyCurve attention_backward_efficiency;
+  /// The attention implementation whose curves are selected above (the device's default until
+  /// with_attention picks another) and every implementation the device file measures, the default
+  /// (`default_attention`) among them.
+  std::string attention;
+  std::string default_attention;
+  std::vector<AttentionImplementation> attention_implementations;
   /// Fraction of HBM bandwidth a streaming kernel reaches, by bytes moved.
   EfficiencyCurve memory_efficiency;
   /// GEMM tile edge (elements) used for wave-quantization: a GEMM launches ceil(M/t)*ceil(N/t)
@@ -122,6 +163,14 @@ struct DeviceSpec {
   /// The GEMM efficiency curve for `p`: gemm_efficiency_by_precision[p] if present, else
   /// gemm_efficiency.
   const EfficiencyCurve& gemm_curve(core::Precision p) const;
+  /// Memory a training process can use: hbm_capacity - memory_reserve.total(communicators), the
+  /// communicators being those the rank runs collectives on. Never below 0.
+  core::Bytes usable_memory(int communicators) const;
+  /// This device with attention implementation `name`'s curves selected (attention_efficiency,
+  /// attention_backward_efficiency, `attention`, sources["attention_efficiency"]). Throws
+  /// core::Error(input) "device 'h100-sxm' has no attention implementation 'fa4'; it has: ..." when
+  /// the device measures none of that name.
+  DeviceSpec with_attention(std::string_view implementation) const;
 };
 
 }  // namespace inflect::hw

@@ -92,13 +92,15 @@ struct TrainingSpec {
   workload::Fp8Recipe fp8;
   /// training.framework: whose defaults the framework-governed keys take (plan/framework.hpp).
   Framework framework = Framework::none;
-  /// training.attention: the attention implementation; `unfused` runs the separate kernels of
-  /// Megatron-LM before flash attention, anything else names a fused kernel's curve.
-  std::string attention = "default";
   /// training.optimizer: bytes per parameter of the optimizer's state and the main gradients.
   workload::OptimizerState optimizer;
   /// Consecutive steps simulated for the thermal state (training.steps).
   int steps = 1;
+  /// The attention implementation asked for (training.attention), as written: "default" = the
+  /// device's default fused kernel, "unfused" = Megatron-LM's separate kernels (workload layer),
+  /// anything else a named implementation, whose curves the loader selects into cluster.device
+  /// (hw::DeviceSpec::with_attention); the device's `attention` then names the one in effect.
+  std::string attention = "default";
 };
 
 /// How context parallelism exchanges K and V (ParallelPlan::cp_comm).

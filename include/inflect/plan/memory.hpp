@@ -42,7 +42,14 @@ struct MemoryEstimate {
   std::vector<StageMemory> stages;
   int peak_stage = 0;
   core::Bytes peak;
+  /// What the peak is compared with: the device's usable memory, reported_capacity - reserved.
   core::Bytes capacity;
+  /// The device's memory as the driver reports it (hw::DeviceSpec::hbm_capacity).
+  core::Bytes reported_capacity;
+  /// What a framework cannot use of it: the driver's reserve, the CUDA/HIP context and the
+  /// collective buffers of `communicators` communicators (hw::MemoryReserve).
+  core::Bytes reserved;
+  int communicators = 0;
   bool fits() const { return peak <= capacity; }
 };
 
@@ -60,6 +67,12 @@ struct LayerShard {
 LayerShard layer_shard(const workload::ModelSpec& m, int layer, int tp, int ep);
 /// Bytes per parameter of the gradients that are accumulated and reduced across data parallelism.
 double grad_bytes_per_param(const TrainingSpec& t);
+/// The communicators a rank of the plan runs collectives on, each holding its own NCCL/RCCL
+/// buffers (hw::MemoryReserve::per_communicator): one per parallel dimension of more than one rank
+/// (tp, cp, pp, the data-parallel gradient group dp*cp, ep) and, with ep, the expert-data-parallel
+/// group dp*cp/ep when it has more than one rank. Megatron creates further groups (model-parallel,
+/// embedding) whose few small collectives are not counted.
+int communicators(const ParallelPlan& p, int dp);
 /// Micro-batches per step of one data-parallel rank.
 std::int64_t micro_batches(const Experiment& e, int dp);
 /// Hybrid sharding (parallel.shard_group): the group that reduce-scatters and gathers (dp*cp, or
