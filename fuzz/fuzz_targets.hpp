@@ -22,6 +22,7 @@
 #include "inflect/io/model_loader.hpp"
 #include "inflect/io/profile_loader.hpp"
 #include "inflect/io/topology_loader.hpp"
+#include "inflect/io/validation_suite.hpp"
 #include "inflect/io/yaml_reader.hpp"
 #include "inflect/net/collective.hpp"
 #include "inflect/net/topology.hpp"
@@ -98,6 +99,12 @@ inline void collective_library_yaml(const std::uint8_t* data, std::size_t size) 
   for (double bytes : {8.0, 1e6, 1e9}) (void)net::lower_collective(net::CollectiveOp::all_reduce, members, core::Bytes(bytes), topo);
 }
 
+/// A validation case's `validation:` block (workloads/validation/*.yaml), read as the suite reads
+/// it; the file name gives the case_id the seeds carry.
+inline void validation_case_yaml(const std::uint8_t* data, std::size_t size) {
+  (void)io::parse_validation_case(io::load_yaml_string(as_text(data, size), "fuzz-case.yaml"), "fuzz-case.yaml");
+}
+
 using Entry = void (*)(const std::uint8_t*, std::size_t);
 
 /// A fuzz target: its name is its corpus folder (fuzz/corpus/<name>/) and executable (fuzz_<name>).
@@ -106,7 +113,7 @@ struct Target {
   Entry entry;
 };
 
-inline constexpr std::array<Target, 10> kTargets = {{
+inline constexpr std::array<Target, 11> kTargets = {{
     {"experiment_yaml", &experiment_yaml},
     {"topology_yaml", &topology_yaml},
     {"device_yaml", &device_yaml},
@@ -117,6 +124,7 @@ inline constexpr std::array<Target, 10> kTargets = {{
     {"telemetry", &telemetry},
     {"profile_yaml", &profile_yaml},
     {"collective_library_yaml", &collective_library_yaml},
+    {"validation_case_yaml", &validation_case_yaml},
 }};
 
 /// Runs one input through `entry`, swallowing the rejections the contract allows. Returns true if

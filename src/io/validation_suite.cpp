@@ -147,8 +147,9 @@ std::optional<double> ValidationCase::published(Figure f) const {
   return std::nullopt;
 }
 
-ValidationCase read_validation_case(const std::string& file) {
-  const Node root = load_yaml_file(file);
+ValidationCase read_validation_case(const std::string& file) { return parse_validation_case(load_yaml_file(file), file); }
+
+ValidationCase parse_validation_case(const Node& root, const std::string& file) {
   if (!root.is_map()) root.fail("expected an experiment map");
   if (!root.raw()["validation"]) root.fail("no validation: block (a validation case says what was published, by whom, and how it ran)");
   MapReader v(root.child("validation"));

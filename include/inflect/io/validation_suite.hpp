@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "inflect/io/yaml_reader.hpp"
 #include "inflect/plan/fidelity.hpp"
 
 namespace inflect::io {
@@ -43,6 +44,8 @@ struct ValidationCase {
 };
 
 ValidationCase read_validation_case(const std::string& file);
+/// The same from a parsed document; `file` names it (its stem is the case_id it must carry).
+ValidationCase parse_validation_case(const Node& root, const std::string& file);
 
 /// The *.yaml files directly in `dir` (not its subfolders: traces/ and topologies/ hold other
 /// things), sorted by name; `dir` is looked for as given, then under project_root(). A missing
