@@ -38,7 +38,7 @@ constexpr double kGoldenTolerance = 0.02;
 std::vector<fs::path> bundled_examples() {
   std::vector<fs::path> out;
   const fs::path root = fs::path(INFLECT_SOURCE_DIR) / "workloads" / "examples";
-  for (const fs::path& dir : {root, root / "whatif", root / "mesh", root / "custom-device"})
+  for (const fs::path& dir : {root, root / "whatif", root / "mesh", root / "custom-device", root / "frameworks"})
     for (const auto& entry : fs::directory_iterator(dir))
       if (entry.is_regular_file() && entry.path().extension() == ".yaml") out.push_back(entry.path());
   std::sort(out.begin(), out.end());
@@ -84,11 +84,12 @@ TEST_CASE("every bundled example loads and simulates with sane figures") {
       {"mixtral-8x22b-ep8-mi300x", true}, {"zaya1-like-dp-mi300x", true},
       {"gpt3-175b-a100-zero-bubble", true}, {"gpt3-175b-a100-dualpipev", true},
       {"llama3-8b-hot-gpu-h100", true}, {"llama3-8b-hot-gpu-h100-rebalanced", true},
-      {"llama3-8b-dp8-example-192g", true}, {"llama3-70b-fp8-h100", true}, {"llama3-8b-32k-fa2-h100", true}};
+      {"llama3-8b-dp8-example-192g", true}, {"llama3-70b-fp8-h100", true}, {"llama3-8b-32k-fa2-h100", true},
+      {"bloom-176b-megatron-deepspeed-a100", true}, {"llama3-8b-torchtitan-h100", true}};
   const auto files = bundled_examples();
   // workloads/examples/whatif/gpt3-175b-a100.yaml and mesh/mixtral-8x22b-ep8-mi300x.yaml repeat
   // base examples under the same names. (custom-device/'s devices/ and topologies/ are its inputs.)
-  CHECK(files.size() == 20);
+  CHECK(files.size() == 22);
   for (const auto& file : files) {
     CAPTURE(file.string());
     RunReport r = run_symmetric(file);
