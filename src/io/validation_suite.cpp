@@ -248,6 +248,10 @@ SuiteSummary summarize(const std::vector<CaseResult>& results) {
   std::vector<double> all;
   for (const auto& r : results) all.push_back(std::fabs(r.headline().error));
   s.overall = group("all", all);
+  std::vector<double> held;
+  for (const auto& r : results)
+    if (r.c.not_gated.empty()) held.push_back(std::fabs(r.headline().error));
+  s.gated = group("gated", held);
   s.by_framework = groups(results, [](const CaseResult& r) { return r.c.framework; });
   s.by_precision = groups(results, [](const CaseResult& r) { return r.c.precision; });
   s.by_device = groups(results, [](const CaseResult& r) { return r.device; });
@@ -282,6 +286,7 @@ std::string format_suite(const std::vector<CaseResult>& results, const SuiteSumm
                      "TFLOP/s per GPU, MFU)\n");
   out += fmt::format("{:<30} {:>6} {:>8} {:>10}\n", "group", "cases", "MAPE", "max |err|");
   out += fmt::format("{:<30} {:>6} {:>7.1f}% {:>9.1f}%\n", "all", s.overall.cases, 100 * s.overall.mape, 100 * s.overall.max_abs);
+  out += fmt::format("{:<30} {:>6} {:>7.1f}% {:>9.1f}%\n", "gated", s.gated.cases, 100 * s.gated.mape, 100 * s.gated.max_abs);
   for (const auto& set : group_sets(s))
     for (const auto& g : *set.groups)
       out += fmt::format("{:<30} {:>6} {:>7.1f}% {:>9.1f}%\n", fmt::format("{} {}", set.name, g.name), g.cases, 100 * g.mape,
@@ -307,6 +312,7 @@ std::string suite_markdown(const std::vector<CaseResult>& results, const SuiteSu
     }
   out += "\n| group | cases | MAPE | max \\|error\\| |\n|---|---:|---:|---:|\n";
   out += fmt::format("| all | {} | {:.1f}% | {:.1f}% |\n", s.overall.cases, 100 * s.overall.mape, 100 * s.overall.max_abs);
+  out += fmt::format("| gated | {} | {:.1f}% | {:.1f}% |\n", s.gated.cases, 100 * s.gated.mape, 100 * s.gated.max_abs);
   for (const auto& set : group_sets(s))
     for (const auto& g : *set.groups)
       out += fmt::format("| {} {} | {} | {:.1f}% | {:.1f}% |\n", set.name, g.name, g.cases, 100 * g.mape, 100 * g.max_abs);
@@ -349,6 +355,7 @@ nlohmann::ordered_json suite_json(const std::vector<CaseResult>& results, const 
   j["cases"] = std::move(cases);
   Json mape = Json::object();
   mape["all"] = group_json(s.overall);
+  mape["gated"] = group_json(s.gated);
   for (const auto& set : group_sets(s)) {
     Json by = Json::object();
     for (const auto& g : *set.groups) by[g.name] = group_json(g);

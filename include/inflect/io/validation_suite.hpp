@@ -88,6 +88,7 @@ struct MapeGroup {
 
 struct SuiteSummary {
   MapeGroup overall;
+  MapeGroup gated;  // the cases the gate holds (no validation.not_gated)
   std::vector<MapeGroup> by_framework, by_precision, by_device;  // each sorted by name
 };
 
