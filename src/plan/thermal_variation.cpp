@@ -1,18 +1,10 @@
 #include "inflect/plan/experiment.hpp"
 
+#include "inflect/core/splitmix.hpp"
+
 namespace inflect::plan {
-namespace {
 
-// splitmix64 (Steele, Lea, Flood 2014): a fixed, portable mix, so the same seed gives the same
-// spread on every platform (std::uniform_real_distribution's output is implementation-defined).
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
+using core::splitmix64;
 
 double ThermalVariation::resistance_scale(int device, int devices_per_node) const {
   double scale = 1;

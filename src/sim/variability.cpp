@@ -3,18 +3,12 @@
 #include <cmath>
 #include <numbers>
 
+#include "inflect/core/splitmix.hpp"
+
 namespace inflect::sim {
 namespace {
 
-// splitmix64 (Steele, Lea, Flood 2014): a fixed, portable mix, as cluster.thermal's spread uses, so
-// the same seed gives the same draws on every platform (std::normal_distribution's output is
-// implementation-defined).
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+using core::splitmix64;
 
 // One key per (seed, rank, slot of draws): a device's factor takes the slot above every op
 // position, so it never coincides with a kernel's.
