@@ -59,6 +59,14 @@ plan::CompileOptions compile_options(const plan::Experiment& e, const SimulateOp
   return co;
 }
 
+// The precision, framework and attention kernel a run used (RunReport's fields of those names).
+void describe_training(const plan::Experiment& e, RunReport& r) {
+  const bool trace = !e.workload.model.has_value();
+  r.precision = trace ? "trace" : std::string(core::to_string(e.training.precision));
+  r.framework = std::string(plan::framework_name(e.training.framework));
+  r.attention = trace ? "trace" : e.training.attention == "unfused" ? "unfused" : e.cluster.device.attention;
+}
+
 // A plan whose memory does not fit: its memory and why, no timing.
 RunReport not_simulated(const plan::Experiment& e, const plan::MemoryEstimate& mem) {
   RunReport r;
@@ -69,6 +77,7 @@ RunReport not_simulated(const plan::Experiment& e, const plan::MemoryEstimate& m
   r.nodes = e.cluster.nodes;
   r.devices = e.cluster.devices();
   r.plan = plan::plan_label(e);
+  describe_training(e, r);
   // Known from the plan, simulated or not.
   const workload::GraphFacts facts = plan::step_facts(e);
   r.tokens_per_step = facts.tokens_per_step;
@@ -252,6 +261,7 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   r.nodes = e.cluster.nodes;
   r.devices = devices;
   r.plan = plan_summary;
+  describe_training(e, r);
   const double step_s = res.makespan.seconds();
   r.step_time = core::Seconds(step_s);
   r.tokens_per_step = tokens_per_step;

@@ -163,6 +163,16 @@ std::vector<ReportField> build_fields() {
                        "the plan in one line, e.g. `tp8 pp16 dp8 cp1 sp zero1 1f1b recompute=full mb1 m=192` "
                        "(plan::plan_label; search.json labels its plans the same way)",
                        [](auto& r) -> auto& { return r.plan; }));
+  f.push_back(member("precision", "", K::always,
+                     "training.precision (an FP8 recipe runs only the linear GEMMs in FP8: docs/precision.md); `trace` "
+                     "for a replayed execution graph, whose kernels carry their own",
+                     [](auto& r) -> auto& { return r.precision; }));
+  f.push_back(member("framework", "", K::always, "training.framework whose defaults apply (docs/frameworks.md), or `none`",
+                     [](auto& r) -> auto& { return r.framework; }));
+  f.push_back(member("attention", "", K::always,
+                     "the attention kernel in effect: the device's implementation (docs/devices.md) or `unfused`; "
+                     "`trace` for a replayed execution graph",
+                     [](auto& r) -> auto& { return r.attention; }));
   f.push_back(member("simulated", "bool", K::always,
                      "false when the plan's memory does not fit and it was not simulated (then every timing figure "
                      "below is null)",

@@ -60,7 +60,8 @@ std::string format_summary(const analysis::RunReport& r) {
   };
 
   out += fmt::format("{}: {} on {} x {} ({}, {} nodes)\n", r.name, r.model, r.devices, r.device, r.topology, r.nodes);
-  out += fmt::format("plan: {}\n\n", r.plan);
+  out += fmt::format("plan: {}\n", r.plan);
+  out += fmt::format("runs: {} precision, {} attention, framework {}\n\n", r.precision, r.attention, r.framework);
 
   if (!r.simulated) {
     out += fmt::format("  NOT SIMULATED: {}\n", r.not_simulated);

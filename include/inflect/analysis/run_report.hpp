@@ -121,6 +121,11 @@ struct RunReport {
   int nodes = 0;
   int devices = 0;
   std::string plan;  // plan::plan_label: "tp8 pp16 dp8 cp1 sp zero1 1f1b recompute=full mb1 m=192"
+  /// How the model's kernels run: the training precision, the training framework whose defaults
+  /// apply (training.framework) and the attention kernel in effect (the device's implementation,
+  /// or "unfused"). "trace" for precision and attention of a replayed execution graph, whose
+  /// kernels carry their own.
+  std::string precision, framework, attention;
   /// False when the plan was not run (its memory does not fit); the timing fields are then 0 and
   /// report.json writes them as null; `not_simulated` says why.
   bool simulated = true;
