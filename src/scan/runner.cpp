@@ -10,12 +10,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "inflect/analysis/simulate.hpp"
 #include "inflect/core/error.hpp"
 #include "inflect/core/parallel.hpp"
 #include "inflect/io/experiment_loader.hpp"
 #include "inflect/io/topology_loader.hpp"
+#include "inflect/scan/out_lock.hpp"
 
 namespace inflect::scan {
 
@@ -101,7 +103,9 @@ ScanOutcome run_scan(const ScanSpec& spec, const std::string& out_dir, const Sca
   outcome.points = static_cast<int>(points.size());
   outcome.meta = meta_of(spec, outcome.points, options.fidelity);
 
-  if (options.peers.rank == 0) fs::create_directories(out_dir);
+  // One writer per folder: a second scan (or merge) aimed at it is refused while this one runs.
+  std::optional<OutDirLock> out_lock;
+  if (options.peers.rank == 0) out_lock.emplace(out_dir);
   const auto jsonl_path = (fs::path(out_dir) / "results.jsonl").string();
   const auto csv_path = (fs::path(out_dir) / "results.csv").string();
 
@@ -249,7 +253,7 @@ std::vector<ScanRow> merge_scans(const std::vector<std::string>& dirs, const std
   std::vector<ScanRow> rows;
   for (auto& [k, r] : by_key) rows.push_back(std::move(r));
   sort_by_index(rows);
-  fs::create_directories(out_dir);
+  const OutDirLock out_lock(out_dir);
   write_results(out_dir, meta.axis_paths, rows);
   write_meta(out_dir, meta);
   return rows;

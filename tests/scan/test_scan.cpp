@@ -16,6 +16,7 @@
 
 #include "inflect/core/error.hpp"
 #include "inflect/io/experiment_loader.hpp"
+#include "inflect/scan/out_lock.hpp"
 #include "inflect/scan/report.hpp"
 #include "inflect/scan/runner.hpp"
 #include "inflect/scan/svg.hpp"
@@ -245,6 +246,25 @@ TEST_CASE("scan runner: resume after an interruption loses and duplicates nothin
   CHECK(slurp(cut / "results.csv") == slurp(full / "results.csv"));
   // Resuming a finished scan runs nothing.
   CHECK(scan::run_scan(s, cut.string(), o).ran == 0);
+}
+
+TEST_CASE("scan runner: a second writer into the same --out is refused while the first holds it") {
+  const auto s = toy();
+  const auto dir = fresh_dir("locked");
+  {
+    const scan::OutDirLock first(dir.string());  // another scan, still running
+    try {
+      (void)scan::run_scan(s, dir.string(), scan::ScanOptions{});
+      FAIL("the second scan ran");
+    } catch (const core::Error& e) {
+      CHECK(e.kind() == core::ErrorKind::input);
+      CHECK(std::string(e.what()).find("is writing into") != std::string::npos);
+      CHECK(std::string(e.what()).find(std::to_string(::getpid())) != std::string::npos);  // names the holder
+    }
+    CHECK_FALSE(fs::exists(dir / "results.jsonl"));  // nothing written beside the holder's
+  }
+  // Released (as when the first process ends, even by kill -9): the folder is free again.
+  CHECK(scan::run_scan(s, dir.string(), scan::ScanOptions{}).ran == 8);
 }
 
 TEST_CASE("scan runner: shards are disjoint and merge to the single-process result") {
