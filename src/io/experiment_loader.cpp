@@ -630,6 +630,12 @@ plan::Experiment parse_experiment(const Node& root, const std::string& base_dir,
   if (root.is_null())
     throw Error(ErrorKind::input, "empty document: expected a map of keys (cluster, model, training, parallel)",
                 core::SourceLocation{root.file(), 1, 1, ""});
+  // A scan or search file handed to run/validate: say which command reads it, not "unknown key".
+  if (root.is_map()) {
+    for (const char* k : {"sweep", "plans"})
+      if (root.raw()[k]) root.child(k).fail(fmt::format("this is a scan file (it has `{}:`); run it with `inflect scan FILE`", k));
+    if (root.raw()["search"]) root.child("search").fail("this is a search file (it has `search:`); run it with `inflect search FILE`");
+  }
   Seen seen(root);
   seen.read_section(root, "");
   for (const char* s : {"cluster", "training", "training.fp8", "training.optimizer", "parallel", "workload"})
