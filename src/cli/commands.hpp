@@ -35,6 +35,9 @@ struct ScanArgs {
   bool quiet = false;
   std::vector<std::string> catalog_dirs;
   std::string profile;  // a calibrated profile applied to every point
+  /// The most points (before where: filters) a scan may expand to before it is refused: a budget
+  /// the user raises on purpose, so a short file cannot start hours of work by accident.
+  int max_points = 10000;
 };
 
 struct SearchArgs {

@@ -80,6 +80,9 @@ int main(int argc, char** argv) {
   scan_cmd->add_option("--shard", scan.shard, "run only the i-th of N disjoint parts (i/N, 1 <= i <= N); join with merge");
   add_fidelity_option(scan_cmd, scan.fidelity, "full or symmetric (default)");
   scan_cmd->add_flag("--quiet,-q", scan.quiet, "no progress output");
+  scan_cmd->add_option("--max-points", scan.max_points,
+                       "refuse a scan that expands to more points than this, before any runs (default 10000)")
+      ->check(CLI::Range(1, 100000));
   add_catalog_option(scan_cmd, scan.catalog_dirs);
   add_profile_option(scan_cmd, scan.profile);
 

@@ -74,6 +74,11 @@ namespace {
 
 int scan_on_rank(const ScanArgs& a, const MpiScope& mpi) {
   auto spec = scan::load_scan(a.file);
+  if (const double n = scan::points_before_filters(spec); n > a.max_points)
+    throw core::Error(core::ErrorKind::input,
+                      fmt::format("{}: the scan expands to {:.0f} points before its where: filters, over the budget of {} "
+                                  "(--max-points); narrow an axis, split the scan, or raise --max-points on purpose",
+                                  a.file, n, a.max_points));
   spec.catalog = load_catalog(a.catalog_dirs);
   if (!a.profile.empty()) spec.profile = io::load_profile(a.profile);
   scan::ScanOptions o;

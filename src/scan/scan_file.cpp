@@ -296,15 +296,22 @@ ScanSpec parse_scan(const std::string& text, const std::string& name, const std:
   if (auto a = r.optional("analysis")) s.analysis = parse_analysis(*a, s.axes);
   r.finish();
   // A bound on the expansion, so a typo (or a fuzzer) cannot ask for billions of points.
-  double points = static_cast<double>(std::max<std::size_t>(1, s.plans.size()));
-  if (s.zip) points *= static_cast<double>(s.axes[0].labels.size());
-  else
-    for (const auto& ax : s.axes) points *= static_cast<double>(ax.labels.size());
+  const double points = points_before_filters(s);
   if (points > kMaxPoints)
     sweep->fail(fmt::format("the scan has {:.0f} points before filtering; at most {} are allowed (split it into "
                             "several scans, or zip axes)",
                             points, kMaxPoints));
   return s;
+}
+
+double points_before_filters(const ScanSpec& s) {
+  double points = static_cast<double>(std::max<std::size_t>(1, s.plans.size()));
+  if (s.zip) {
+    if (!s.axes.empty()) points *= static_cast<double>(s.axes[0].labels.size());
+  } else {
+    for (const auto& ax : s.axes) points *= static_cast<double>(ax.labels.size());
+  }
+  return points;
 }
 
 ScanSpec load_scan(const std::string& path) {

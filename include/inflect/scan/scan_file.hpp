@@ -80,5 +80,8 @@ ScanSpec parse_scan(const std::string& text, const std::string& name, const std:
 /// Every point, families outermost, then the axes (grid: the first axis outermost), minus those a
 /// where clause rejects. Points are not loaded: a point that is impossible is found when it runs.
 std::vector<ScanPoint> expand_points(const ScanSpec& s);
+/// How many points the scan has before its where: filters (families x the grid, or x the zipped
+/// length): what a budget is checked against before anything is expanded or run.
+double points_before_filters(const ScanSpec& s);
 
 }  // namespace inflect::scan
