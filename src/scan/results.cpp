@@ -100,6 +100,7 @@ std::string row_to_jsonl(const ScanRow& r) {
   Json j;
   j["index"] = r.index;
   j["key"] = r.key;
+  j["inputs"] = r.inputs;
   j["plan_family"] = r.family;
   Json values = Json::object();
   for (const auto& [k, v] : r.values) values[k] = v;
@@ -128,6 +129,7 @@ std::optional<ScanRow> row_from_jsonl(const std::string& line) {
     ScanRow r;
     r.index = j["index"].get<int>();
     r.key = j["key"].get<std::string>();
+    r.inputs = j.value("inputs", "");
     r.family = j.value("plan_family", "");
     if (j.contains("values") && j["values"].is_object())
       for (const auto& [k, v] : j["values"].items()) r.values.emplace_back(k, v.is_string() ? v.get<std::string>() : v.dump());
@@ -219,6 +221,7 @@ void write_meta(const std::string& dir, const ScanMeta& m) {
   j["plans"] = m.plans;
   j["points"] = m.points;
   j["fidelity"] = m.fidelity;
+  j["inputs"] = m.inputs;
   nlohmann::ordered_json a;
   a["scale"] = m.scale;
   const auto& o = m.inflection;
@@ -247,6 +250,7 @@ ScanMeta read_meta(const std::string& dir) {
     m.axis_paths = j.at("axes").get<std::vector<std::string>>();
     m.plans = j.at("plans").get<std::vector<std::string>>();
     m.points = j.at("points").get<int>();
+    m.inputs = j.value("inputs", "");
     m.fidelity = j.value("fidelity", "");
     const auto& a = j.at("analysis");
     m.scale = a.at("scale").get<std::string>();

@@ -1,6 +1,7 @@
 #include "inflect/scan/runner.hpp"
 
 #include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <optional>
 
 #include "inflect/analysis/simulate.hpp"
+#include "inflect/core/content_hash.hpp"
 #include "inflect/core/error.hpp"
 #include "inflect/core/parallel.hpp"
 #include "inflect/io/experiment_loader.hpp"
@@ -50,6 +52,7 @@ ScanRow run_point(const ScanSpec& spec, const ScanPoint& point, plan::Fidelity f
   auto identify = [&](ScanRow& r) {
     r.index = point.index;
     r.key = point.key;
+    r.inputs = point.inputs;
     r.family = point.family;
     r.values = point.values;
   };
@@ -91,6 +94,9 @@ ScanMeta meta_of(const ScanSpec& spec, int points, plan::Fidelity fidelity) {
   m.inflection = spec.analysis.inflection;
   m.points = points;
   m.fidelity = plan::fidelity_name(fidelity);
+  // The scan's document as parsed (comments and layout do not count), so a shard's folder names
+  // the scan it belongs to.
+  m.inputs = core::content_hash(YAML::Dump(YAML::Load(spec.text)));
   return m;
 }
 
@@ -119,7 +125,8 @@ ScanOutcome run_scan(const ScanSpec& spec, const std::string& out_dir, const Sca
   std::vector<ScanRow> rows;
   for (const auto& p : points) {
     if (p.index % options.shard_count != options.shard_index) continue;
-    if (auto it = kept.find(p.key); it != kept.end()) {
+    // A kept row is this point's only if it ran the same experiment (a changed base re-runs it).
+    if (auto it = kept.find(p.key); it != kept.end() && it->second.inputs == p.inputs) {
       ScanRow r = std::move(it->second);
       r.index = p.index;
       r.values = p.values;
@@ -248,7 +255,21 @@ std::vector<ScanRow> merge_scans(const std::vector<std::string>& dirs, const std
       throw core::Error(core::ErrorKind::input,
                         fmt::format("merge: '{}' holds scan '{}' ({} points), '{}' holds '{}' ({} points): not parts of one scan",
                                     dirs[0], meta.name, meta.points, d, m.name, m.points));
-    for (auto& r : read_rows((fs::path(d) / "results.jsonl").string())) by_key.emplace(r.key, std::move(r));
+    if (m.inputs != meta.inputs)
+      throw core::Error(core::ErrorKind::input,
+                        fmt::format("merge: '{}' and '{}' hold scan '{}' run from different scan files (inputs {} and {}): "
+                                    "a key of the base experiment, an axis or a family changed between them; not parts "
+                                    "of one scan",
+                                    dirs[0], d, m.name, meta.inputs.empty() ? "unknown" : meta.inputs,
+                                    m.inputs.empty() ? "unknown" : m.inputs));
+    for (auto& r : read_rows((fs::path(d) / "results.jsonl").string())) {
+      const auto [it, fresh] = by_key.emplace(r.key, r);
+      if (!fresh && it->second.inputs != r.inputs)
+        throw core::Error(core::ErrorKind::input,
+                          fmt::format("merge: point '{}' ran different experiments in two of the folders (inputs {} and {}; "
+                                      "'{}' is one): not parts of one scan",
+                                      r.key, it->second.inputs, r.inputs, d));
+    }
   }
   std::vector<ScanRow> rows;
   for (auto& [k, r] : by_key) rows.push_back(std::move(r));

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "inflect/core/content_hash.hpp"
 #include "inflect/core/error.hpp"
 #include "inflect/core/strings.hpp"
 #include "inflect/io/options.hpp"
@@ -380,6 +381,7 @@ std::vector<ScanPoint> expand_points(const ScanSpec& s) {
       p.index = static_cast<int>(out.size());
       doc["name"] = fmt::format("{}[{}]", s.name, p.index);
       p.document = doc;
+      p.inputs = core::content_hash(YAML::Dump(doc));
       out.push_back(std::move(p));
     }
   }

@@ -267,6 +267,43 @@ TEST_CASE("scan runner: a second writer into the same --out is refused while the
   CHECK(scan::run_scan(s, dir.string(), scan::ScanOptions{}).ran == 8);
 }
 
+TEST_CASE("scan runner: a point whose experiment changed is re-run by --resume, and merge refuses shards of two scans") {
+  const auto s = toy();
+  const auto dir = fresh_dir("inputs");
+  CHECK(scan::run_scan(s, dir.string(), scan::ScanOptions{}).ran == 8);
+  scan::ScanOptions o;
+  o.resume = true;
+  CHECK(scan::run_scan(s, dir.string(), o).ran == 0);  // nothing changed: nothing re-runs
+  // The base's sequence length changes (the points' keys do not): every point runs again.
+  std::string text = kToyScan;
+  text.replace(text.find("seq_len: 2048"), 13, "seq_len: 1024");
+  const auto changed = scan::parse_scan(text, "toy.yaml", kScansDir);
+  const auto again = scan::run_scan(changed, dir.string(), o);
+  CHECK(again.resumed == 0);
+  CHECK(again.ran == 8);
+  // One family changes: only its 4 points re-run.
+  std::string family = text;
+  family.replace(family.find("tp2: {tp: 2, dp: auto}"), 22, "tp2: {tp: 2, dp: auto, zero: 1}");
+  const auto third = scan::run_scan(scan::parse_scan(family, "toy.yaml", kScansDir), dir.string(), o);
+  CHECK(third.resumed == 4);
+  CHECK(third.ran == 4);
+  // Shards of the two scans (disjoint points, same name and axes) do not merge.
+  const auto a = fresh_dir("inputs-a"), b = fresh_dir("inputs-b"), m = fresh_dir("inputs-merged");
+  scan::ScanOptions half;
+  half.shard_count = 2;
+  half.shard_index = 0;
+  scan::run_scan(s, a.string(), half);
+  half.shard_index = 1;
+  scan::run_scan(changed, b.string(), half);
+  try {
+    (void)scan::merge_scans({a.string(), b.string()}, m.string());
+    FAIL("shards of two scans merged");
+  } catch (const core::Error& e) {
+    CHECK(e.kind() == core::ErrorKind::input);
+    CHECK(std::string(e.what()).find("different scan files") != std::string::npos);
+  }
+}
+
 TEST_CASE("scan runner: shards are disjoint and merge to the single-process result") {
   const auto s = toy();
   const auto full = fresh_dir("whole"), s1 = fresh_dir("shard1"), s2 = fresh_dir("shard2"), m = fresh_dir("merged");

@@ -21,6 +21,7 @@ std::string status_name(RowStatus s);
 struct ScanRow {
   int index = 0;
   std::string key;
+  std::string inputs;  // ScanPoint::inputs of the point it ran; "" in results written before it existed
   std::string family;
   std::vector<std::pair<std::string, std::string>> values;  // (axis path, value label)
   RowStatus status = RowStatus::ok;
@@ -72,6 +73,9 @@ struct ScanMeta {
   analysis::InflectionOptions inflection;
   int points = 0;  // in the whole scan (all shards)
   std::string fidelity;
+  /// A fingerprint of the scan file's text (core::content_hash): shards merge only when theirs
+  /// agree; "" in folders written before it existed.
+  std::string inputs;
 };
 
 void write_meta(const std::string& dir, const ScanMeta& m);

@@ -68,6 +68,10 @@ struct ScanPoint {
   std::vector<std::pair<std::string, std::string>> values;  // (axis path, value label)
   std::string key;      // identity for resume and merge: family and values, stable text
   YAML::Node document;  // the experiment this point runs
+  /// A fingerprint of `document` as written out (core::content_hash): a row of an earlier run is
+  /// this point's only when its inputs match too, so --resume re-runs a point whose experiment
+  /// changed (the base's keys, a family's) and merge refuses shards that ran different ones.
+  std::string inputs;
 };
 
 /// Reads and checks a scan file: axes name experiment keys that exist, axes of a zip have equal
