@@ -41,10 +41,36 @@ io::DeviceCatalog load_catalog(const std::vector<std::string>& dirs) {
   return catalog;
 }
 
+// Full fidelity simulates every rank. Its size is estimated up front from the symmetric graph (a
+// few milliseconds: its ops per stored rank times the cluster's ranks), said on stderr when it is
+// large, and refused past --max-ops: a million-GPU full-fidelity run used to work for ten minutes
+// printing nothing.
+void check_full_fidelity_budget(const plan::Experiment& e, const RunArgs& a) {
+  if (a.fidelity != plan::Fidelity::full || !e.workload.model) return;
+  plan::CompileOptions o;
+  o.fidelity = plan::Fidelity::symmetric;
+  const plan::CompiledPlan c = plan::compile(e, o);
+  const auto& g = c.graph;
+  const std::size_t simulated = g.simulated_ranks().size();
+  if (simulated == 0) return;
+  // Every op of the symmetric graph, replicas' included, over the ranks it simulates.
+  const double estimate = static_cast<double>(g.op_count()) / static_cast<double>(simulated) * g.total_ranks();
+  if (estimate > a.max_ops)
+    throw core::Error(core::ErrorKind::input,
+                      fmt::format("{}: --fidelity full would simulate about {:.3g} ops over {} ranks, over the budget of {:.3g} "
+                                  "(--max-ops); run the symmetric fidelity (the default; it simulates {} rank classes), or raise "
+                                  "--max-ops on purpose",
+                                  a.experiment, estimate, g.total_ranks(), a.max_ops, simulated));
+  if (estimate > 1e7)
+    std::fprintf(stderr, "full fidelity: about %.3g ops over %d ranks (symmetric: %zu rank classes); this takes a while\n", estimate,
+                 g.total_ranks(), simulated);
+}
+
 int cmd_run(const RunArgs& a) {
   const io::DeviceCatalog catalog = load_catalog(a.catalog_dirs);
   plan::Experiment e = io::load_experiment(a.experiment, catalog);
   if (!a.profile.empty()) io::apply_profile(e, io::load_profile(a.profile), catalog);
+  check_full_fidelity_budget(e, a);
   analysis::SimulateOptions so;
   so.fidelity = a.fidelity;
   so.fuse_blocks = !a.unfused;

@@ -21,6 +21,9 @@ struct RunArgs {
   bool no_trace = false;
   bool oneline = false;
   bool ignore_memory = false;
+  /// --fidelity full is refused when its estimated op count (the symmetric graph's ops per rank
+  /// times the ranks) exceeds this: a budget raised on purpose, not hours of work by accident.
+  double max_ops = 1e8;
   std::string profile;  // a calibrated profile (inflect calibrate), empty = none
   std::vector<std::string> catalog_dirs;  // --catalog: folders of the user's device files
 };

@@ -69,6 +69,9 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--ignore-memory", run.ignore_memory,
                     "simulate a plan whose memory does not fit (by default it is reported, not simulated)");
   add_catalog_option(run_cmd, run.catalog_dirs);
+  run_cmd->add_option("--max-ops", run.max_ops,
+                      "with --fidelity full: refuse when the estimated ops of every rank exceed this (default 1e8)")
+      ->check(CLI::PositiveNumber);
 
   cli::ScanArgs scan;
   auto* scan_cmd = app.add_subcommand("scan", "run a what-if scan (sweep axes, plan families): results, findings, report.html");

@@ -36,3 +36,14 @@ TEST_CASE("cli: a scan over its point budget is refused before it runs, naming t
   CHECK(inflect_cmd("scan " + (dir.path / "big.yaml").string() + " --max-points 100 --out " + out, true).rc == 2);
   CHECK(inflect_cmd("scan " + (dir.path / "big.yaml").string() + " --max-points 0 --out " + out, true).rc != 0);
 }
+
+TEST_CASE("cli: --fidelity full says its size up front and is refused past --max-ops") {
+  // gpt3-175b on 1,024 A100s: the symmetric graph's ops per simulated rank times 1,024 ranks is
+  // about 1.5e7 ops (the full run simulates 14,771,456): over a budget of 1e6, refused at once.
+  const auto refused = inflect_cmd("run workloads/examples/gpt3-175b-1024-a100.yaml --fidelity full --no-trace --max-ops 1e6", true);
+  CHECK(refused.rc == 2);
+  CHECK(refused.out.find("--max-ops") != std::string::npos);
+  CHECK(refused.out.find("1.48e+07 ops over 1024 ranks") != std::string::npos);
+  // The symmetric fidelity has no such budget.
+  CHECK(inflect_cmd("run workloads/examples/gpt3-175b-1024-a100.yaml --no-trace --max-ops 1e6 --json", false).rc == 0);
+}
