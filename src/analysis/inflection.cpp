@@ -228,26 +228,34 @@ std::vector<Finding> crossovers(const Series& a, const Series& b, const std::str
     if (const auto* q = point_at(b, p.scale); q && p.throughput > 0 && q->throughput > 0)
       common.push_back({p.scale, &p, q});
   std::vector<Finding> out;
-  for (std::size_t k = 0; k + 1 < common.size(); ++k) {
-    // log of the throughput ratio: its sign says who leads, and interpolating it in log2(scale)
-    // treats both curves as locally power laws, which scaling curves are between two doublings.
-    const double r0 = std::log(common[k].pa->throughput / common[k].pb->throughput);
-    const double r1 = std::log(common[k + 1].pa->throughput / common[k + 1].pb->throughput);
-    if (r0 == 0 || r1 == 0 || (r0 > 0) == (r1 > 0)) continue;
-    const double l0 = std::log2(common[k].scale), l1 = std::log2(common[k + 1].scale);
+  // log of the throughput ratio: its sign says who leads, and interpolating it in log2(scale)
+  // treats both curves as locally power laws, which scaling curves are between two doublings.
+  // Points where neither leads by more than kCrossoverMargin are ties: a crossing is between the
+  // last decisive point and the next decisive one of the other sign, ties between them skipped.
+  const double tie = std::log1p(kCrossoverMargin);
+  auto ratio = [&](std::size_t k) { return std::log(common[k].pa->throughput / common[k].pb->throughput); };
+  std::size_t last = common.size();  // the last decisive point
+  for (std::size_t k = 0; k < common.size(); ++k) {
+    const double r = ratio(k);
+    if (std::fabs(r) <= tie) continue;
+    const std::size_t prev = last;
+    last = k;
+    if (prev == common.size() || (ratio(prev) > 0) == (r > 0)) continue;
+    const double r0 = ratio(prev), r1 = r;
+    const double l0 = std::log2(common[prev].scale), l1 = std::log2(common[k].scale);
     const double t = r0 / (r0 - r1);
     const bool a_wins = r1 > 0;
     const Series& winner = a_wins ? a : b;
     const Series& loser = a_wins ? b : a;
-    const ScalingPoint& w = a_wins ? *common[k + 1].pa : *common[k + 1].pb;
-    const ScalingPoint& l = a_wins ? *common[k + 1].pb : *common[k + 1].pa;
+    const ScalingPoint& w = a_wins ? *common[k].pa : *common[k].pb;
+    const ScalingPoint& l = a_wins ? *common[k].pb : *common[k].pa;
     Finding f;
     f.kind = FindingKind::crossover;
     f.series = winner.name;
     f.other = loser.name;
     f.scale = std::exp2(l0 + t * (l1 - l0));
-    f.from_scale = common[k].scale;
-    f.to_scale = common[k + 1].scale;
+    f.from_scale = common[prev].scale;
+    f.to_scale = common[k].scale;
     f.what = fmt::format("{} overtakes {} at about {} {} (between {} and {}): {:.4g} vs {:.4g} tokens/s at {}",
                          winner.name, loser.name, format_scale(std::round(f.scale)), unit,
                          format_scale(f.from_scale), format_scale(f.to_scale), w.throughput, l.throughput,

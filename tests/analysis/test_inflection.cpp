@@ -129,6 +129,25 @@ TEST_CASE("crossovers: interpolated in log2(scale) from the log throughput ratio
   CHECK(back[0].scale == doctest::Approx(fs[0].scale));
 }
 
+TEST_CASE("crossovers: a lead within kCrossoverMargin (0.5%) is a tie, not a crossing") {
+  // 9.636e5 against 9.635e5 (0.01%) on one side: no crossover, whatever the other side.
+  const auto a = series("x", {{128, 9.635e5}, {256, 9.7e5}});
+  const auto b = series("y", {{128, 9.636e5}, {256, 9.5e5}});
+  for (const auto& f : crossovers(a, b, "GPUs")) CHECK(f.kind != FindingKind::crossover);
+  // b leads by 2% at 128, the two tie at 256 (0.2%), a leads by 3% at 512: one crossing, from the
+  // last decisive point (128) to the next (512), interpolated between them in log2(scale):
+  // r(128) = ln(1/1.02) = -0.0198, r(512) = ln(1.03) = 0.02956; t = 0.4012; 2^(7 + 2 t) = 223 GPUs.
+  const auto c = series("c", {{128, 100}, {256, 200.4}, {512, 412}});
+  const auto d = series("d", {{128, 102}, {256, 200}, {512, 400}});
+  const auto fs = crossovers(c, d, "GPUs");
+  REQUIRE(fs.size() == 1);
+  CHECK(fs[0].series == "c");
+  CHECK(fs[0].from_scale == 128);
+  CHECK(fs[0].to_scale == 512);
+  const double r0 = std::log(100.0 / 102), r1 = std::log(412.0 / 400);
+  CHECK(fs[0].scale == doctest::Approx(std::exp2(7 + 2 * r0 / (r0 - r1))));
+}
+
 TEST_CASE("crossovers: curves that never cross give one lead finding with the margin range") {
   const auto a = series("h200", {{128, 110}, {256, 220}});
   const auto b = series("h100", {{128, 100}, {256, 190}});

@@ -368,8 +368,9 @@ TEST_CASE("bundled scan: GPT-3 175B on H100 against H200, PP8 against PP4") {
   const auto s = run_bundled_scan("gpt3-175b-h100-vs-h200");
   REQUIRE(s.outcome.rows.size() == 16);
   for (const auto& r : s.outcome.rows) CHECK(r.status == inflect::scan::RowStatus::ok);
-  // PP4 (fewer bubbles, twice the parameters per GPU to reduce over DP) wins at 128 and 256 GPUs;
-  // PP8 overtakes it between 256 and 512 on both clusters. The H200 leads the H100 GPU for GPU by
+  // PP4 (fewer bubbles, twice the parameters per GPU to reduce over DP) wins at 128 GPUs by
+  // 0.8%; at 256 the two are tied (within analysis::kCrossoverMargin, 0.5%); PP8 leads from 512:
+  // one crossover between 128 and 512 on both clusters. The H200 leads the H100 GPU for GPU by
   // about 4%: their GEMMs are the same (one die, one 700 W limit: both anchored to the GEMM
   // sustained on this project's H200), its HBM is 1.4x faster for the memory-bound kernels.
   int crossings = 0, leads = 0;
@@ -377,7 +378,7 @@ TEST_CASE("bundled scan: GPT-3 175B on H100 against H200, PP8 against PP4") {
     if (f.kind == inflect::analysis::FindingKind::crossover) {
       ++crossings;
       CHECK(f.series.find("tp8+pp8") == 0);
-      CHECK(f.from_scale == 256);
+      CHECK(f.from_scale == 128);
       CHECK(f.to_scale == 512);
     }
     if (f.kind == inflect::analysis::FindingKind::lead && f.series.find("h200") != std::string::npos) ++leads;
