@@ -15,6 +15,7 @@
 #include "inflect/io/profile_loader.hpp"
 #include "inflect/io/report_json.hpp"
 #include "inflect/plan/compiler.hpp"
+#include "inflect/plan/plausibility.hpp"
 #include "inflect/workload/graph_json.hpp"
 
 namespace inflect::cli {
@@ -31,6 +32,11 @@ void make_dir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw core::Error(core::ErrorKind::io, fmt::format("cannot create directory '{}': {}", dir, ec.message()));
+}
+
+// On stderr, so --json's stdout stays the report alone (which carries them too, in `warnings`).
+void print_warnings(const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings) std::fprintf(stderr, "inflect: warning: %s\n", w.c_str());
 }
 
 }  // namespace
@@ -58,6 +64,7 @@ int cmd_run(const RunArgs& a) {
     so.observer = &trace;
   }
   analysis::RunReport r = analysis::simulate(e, so);
+  print_warnings(r.warnings);
   const bool traced = !a.no_trace && r.simulated;
   if (write_files) {
     make_dir(a.out_dir);
@@ -92,6 +99,7 @@ int cmd_run(const RunArgs& a) {
 
 int cmd_validate(const std::string& experiment, const std::vector<std::string>& catalog_dirs) {
   plan::Experiment e = io::load_experiment(experiment, load_catalog(catalog_dirs));
+  print_warnings(plan::plausibility_warnings(e));
   std::string what;
   bool fits = true;
   if (e.workload.model) {

@@ -1,6 +1,7 @@
 // What a script around the inflect binary relies on (README.md "Exit codes"): 0 simulated, 1 an
 // internal error, 2 bad input, 3 valid but not simulated; a bare number where a quantity belongs
-// is bad input that names the units. Each case writes its inputs into its own temporary folder.
+// is bad input that names the units; a value no hardware has is a warning on stderr and in
+// report.json's `warnings`. Each case writes its inputs into its own temporary folder.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -119,4 +120,34 @@ TEST_CASE("cli units: cluster.power_cap_w takes 500W, and a bare 500 as before (
   const Command c = inflect_cmd("validate " + quoted(bad), true);
   CHECK(c.rc == 2);
   CHECK(c.out.find("'500V' is not a power (e.g. 700W or 0.7kW") != std::string::npos);
+}
+
+TEST_CASE("cli plausibility: a NIC of 6.4 Tb/s and a 2 ms hop warn on stderr and in report.json") {
+  TempDir t("plausible");
+  const fs::path exp = write_experiment(t, "gpt-1.7b");
+  write_topology(t, "nic_bandwidth: 400Gbps", "nic_bandwidth: 800GB/s");  // 6.4 Tb/s, above 3.2 Tb/s
+  const std::string run = "run " + quoted(exp) + " --json --no-trace";
+  Command c = inflect_cmd(run, false);  // stdout alone: the report
+  REQUIRE(c.rc == 0);                   // a warning, not an error: the run goes ahead
+  auto warnings = nlohmann::json::parse(c.out)["warnings"];
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].get<std::string>().find("scale_out.nic_bandwidth 6400 Gb/s") != std::string::npos);
+  c = inflect_cmd(run + " 2>&1 >/dev/null | cat", false);  // stderr alone
+  CHECK(c.out.find("inflect: warning: ") != std::string::npos);
+  CHECK(c.out.find("nic_bandwidth") != std::string::npos);
+  // validate says it too.
+  CHECK(inflect_cmd("validate " + quoted(exp), true).out.find("inflect: warning:") != std::string::npos);
+
+  write_topology(t, "hop_latency: 0.6us", "hop_latency: 2ms");
+  c = inflect_cmd(run, false);
+  REQUIRE(c.rc == 0);
+  warnings = nlohmann::json::parse(c.out)["warnings"];
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].get<std::string>().find("intra.hop_latency 2000 us is over 1 ms") != std::string::npos);
+
+  // A plausible cluster: an empty list, always there for a script to read.
+  write_topology(t, "nic_bandwidth: 400Gbps", "nic_bandwidth: 400Gbps");
+  c = inflect_cmd(run, false);
+  REQUIRE(c.rc == 0);
+  CHECK(nlohmann::json::parse(c.out)["warnings"] == nlohmann::json::array());
 }
