@@ -72,6 +72,11 @@ TEST_CASE("cli exit codes: 0 simulated, 3 valid but not simulated (run and valid
   CHECK(validate.out.find("valid but NOT SIMULATED: its memory does not fit") != std::string::npos);
   CHECK(validate.out.find(": ok:") == std::string::npos);
 
+  // A search where no plan fits (405B on one node of 8 H100s): valid, nothing simulated.
+  const Command search = inflect_cmd("search workloads/search/llama3-405b-16k-h100.yaml --nodes 1 --jobs 2", true);
+  CHECK(search.rc == 3);
+  CHECK(search.out.find("no plan fits in memory") != std::string::npos);
+
   // Bad input: an unknown key, a missing file, a bad option.
   inflect::test::write_file(t.path / "bad.yaml", "name: x\nclutser: {}\n");
   CHECK(inflect_cmd("validate " + quoted(t.path / "bad.yaml"), true).rc == 2);
