@@ -11,6 +11,7 @@
 #include "inflect/hw/compute_model.hpp"
 #include "inflect/hw/power_model.hpp"
 #include "inflect/net/topology.hpp"
+#include "inflect/plan/plausibility.hpp"
 #include "inflect/plan/plan_summary.hpp"
 #include "inflect/sim/engine.hpp"
 #include "inflect/workload/graph_json.hpp"
@@ -351,12 +352,17 @@ RunReport simulate(const plan::Experiment& e, const SimulateOptions& options) {
   } else {
     plan::check_plan(e);
     const plan::MemoryEstimate mem = plan::estimate_memory(e, plan::derive_dp(e));
-    if (!mem.fits() && !options.simulate_over_memory) return not_simulated(e, mem);
+    if (!mem.fits() && !options.simulate_over_memory) {
+      r = not_simulated(e, mem);
+      r.warnings = plan::plausibility_warnings(e);
+      return r;
+    }
     plan::CompiledPlan cp = plan::compile(e, compile_options(e, options));
     const core::Seconds compile_time(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     r = simulate_graph(e, cp.graph, &cp.memory, cp.summary, options);
     r.simulator.compile = compile_time;
   }
+  r.warnings = plan::plausibility_warnings(e);
   r.simulator.wall = core::Seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return r;
 }

@@ -32,7 +32,8 @@ net::CollectiveOp parse_kind(const std::string& s) {
 }
 
 double parse_size(const std::string& s, const char* what) {
-  const auto b = core::parse_bytes(s);
+  // A bare number is bytes here, as in nccl-tests' -b/-e, whose sizes this command takes.
+  const auto b = core::is_bare_number(s) ? core::parse_bytes(s + "B") : core::parse_bytes(s);
   if (!b || !(b->value() > 0))
     throw core::Error(core::ErrorKind::input, fmt::format("{} '{}' is not a positive size (e.g. 8B, 64MiB, 16GiB)", what, s));
   return b->value();

@@ -15,6 +15,7 @@
 #include "inflect/io/profile_loader.hpp"
 #include "inflect/io/report_json.hpp"
 #include "inflect/plan/compiler.hpp"
+#include "inflect/plan/plausibility.hpp"
 #include "inflect/workload/graph_json.hpp"
 
 namespace inflect::cli {
@@ -31,6 +32,11 @@ void make_dir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw core::Error(core::ErrorKind::io, fmt::format("cannot create directory '{}': {}", dir, ec.message()));
+}
+
+// On stderr, so --json's stdout stays the report alone (which carries them too, in `warnings`).
+void print_warnings(const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings) std::fprintf(stderr, "inflect: warning: %s\n", w.c_str());
 }
 
 }  // namespace
@@ -84,6 +90,7 @@ int cmd_run(const RunArgs& a) {
     so.observer = &trace;
   }
   analysis::RunReport r = analysis::simulate(e, so);
+  print_warnings(r.warnings);
   const bool traced = !a.no_trace && r.simulated;
   if (write_files) {
     make_dir(a.out_dir);
@@ -111,23 +118,37 @@ int cmd_run(const RunArgs& a) {
       std::fputs(fmt::format("\nwrote {0}/report.json{1}\n", a.out_dir, !traced ? "" : fmt::format(" and {}/trace.json", a.out_dir)).c_str(),
                  stdout);
   }
-  return 0;
+  // 3: valid but not simulated (docs/report.md "Exit codes"); the report says why. A script's gate
+  // must not read a skipped plan as a simulated one.
+  return r.simulated ? kExitOk : kExitNotSimulated;
 }
 
 int cmd_validate(const std::string& experiment, const std::vector<std::string>& catalog_dirs) {
   plan::Experiment e = io::load_experiment(experiment, load_catalog(catalog_dirs));
+  print_warnings(plan::plausibility_warnings(e));
   std::string what;
+  bool fits = true;
   if (e.workload.model) {
     plan::check_plan(e);
     plan::MemoryEstimate mem = plan::estimate_memory(e, plan::derive_dp(e));
-    what = fmt::format("model {} on {} x {} ({} devices), dp={}; peak memory {:.1f} GiB of {:.1f} GiB{}", e.workload.model->name,
+    fits = mem.fits();
+    what = fmt::format("model {} on {} x {} ({} devices), dp={}; peak memory {:.1f} GiB of {:.1f} GiB", e.workload.model->name,
                        e.cluster.nodes, e.cluster.topology.name, e.cluster.devices(), plan::derive_dp(e), mem.peak.value() / 1073741824.0,
-                       mem.capacity.value() / 1073741824.0, mem.fits() ? "" : " (DOES NOT FIT)");
+                       mem.capacity.value() / 1073741824.0);
   } else {
     what = fmt::format("trace {} on {} devices", e.workload.trace_file, e.cluster.devices());
   }
+  if (!fits) {
+    // Valid, but `inflect run` would report it without simulating it: exit 3, as run does.
+    std::fputs(fmt::format("{}: valid but NOT SIMULATED: its memory does not fit ({}); `inflect run` reports it without "
+                           "simulating it (--ignore-memory simulates anyway)\n",
+                           experiment, what)
+                   .c_str(),
+               stdout);
+    return kExitNotSimulated;
+  }
   std::fputs(fmt::format("{}: ok: {}\n", experiment, what).c_str(), stdout);
-  return 0;
+  return kExitOk;
 }
 
 int cmd_devices(const std::vector<std::string>& catalog_dirs) {

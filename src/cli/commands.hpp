@@ -10,6 +10,12 @@
 
 namespace inflect::cli {
 
+/// The exit codes every command shares; docs/report.md "Exit codes" is their table.
+inline constexpr int kExitOk = 0;            // simulated (or, for validate, would be)
+inline constexpr int kExitInternal = 1;      // a defect in inflect
+inline constexpr int kExitInput = 2;         // bad input: a file, a key, a command-line option
+inline constexpr int kExitNotSimulated = 3;  // valid but not simulated (memory does not fit); a gate failed
+
 struct RunArgs {
   std::string experiment;
   std::string out_dir = "out";

@@ -54,6 +54,9 @@ int main(int argc, char** argv) {
   io::set_project_root(INFLECT_SOURCE_DIR);
   CLI::App app{"inflect: simulate LLM training on modeled clusters"};
   app.require_subcommand(1);
+  app.footer("Exit codes (README.md \"Exit codes\"): 0 simulated (validate: would be); 1 internal error; 2 bad input "
+             "(a file, a key, an option); 3 valid but not simulated (memory does not fit; run --ignore-memory simulates "
+             "anyway; validate-suite: its --gate failed).");
 
   cli::RunArgs run;
   auto* run_cmd = app.add_subcommand("run", "simulate one experiment: summary on stdout, report.json and trace.json in --out");
@@ -177,7 +180,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    return rc == 0 ? cli::kExitOk : cli::kExitInput;
   }
   try {
     if (*run_cmd) {
@@ -201,10 +204,10 @@ int main(int argc, char** argv) {
     if (*calib_cmd) return cli::cmd_calibrate(calib_args);
   } catch (const core::Error& e) {
     std::fprintf(stderr, "inflect: error: %s\n", core::format_error(e).c_str());
-    return e.kind() == core::ErrorKind::internal ? 1 : 2;
+    return e.kind() == core::ErrorKind::internal ? cli::kExitInternal : cli::kExitInput;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "inflect: internal error: %s\n", e.what());
-    return 1;
+    return cli::kExitInternal;
   }
   return 0;
 }

@@ -37,7 +37,8 @@ int cmd_search(const SearchArgs& a) {
     std::fputs(search::format_search(result, spec).c_str(), stdout);
     if (!a.out_dir.empty()) std::printf("wrote %s\n", (std::filesystem::path(a.out_dir) / "search.json").c_str());
   }
-  return result.plans.empty() ? 2 : 0;
+  // No plan fits in memory: valid, nothing simulated (3, as run on a plan that does not fit).
+  return result.plans.empty() ? kExitNotSimulated : kExitOk;
 }
 
 }  // namespace inflect::cli

@@ -44,7 +44,7 @@ int cmd_validate_suite(const ValidateSuiteArgs& a) {
                   outside.empty() ? "every case inside" : fmt::format("{} of {} cases outside: {}", outside.size(), results.size(), ids).c_str());
     }
   }
-  return outside.empty() ? 0 : 3;
+  return outside.empty() ? kExitOk : kExitNotSimulated;  // the gate failed: 3, as README.md "Exit codes" says
 }
 
 }  // namespace inflect::cli

@@ -20,7 +20,10 @@ std::optional<Split> split_number(std::string_view s) {
   auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   if (ec != std::errc() || ptr == t.data()) return std::nullopt;
   if (!(v >= 0) || v > 1e300) return std::nullopt;
-  return Split{v, std::string(ptr, static_cast<std::size_t>(t.data() + t.size() - ptr))};
+  std::string unit(ptr, static_cast<std::size_t>(t.data() + t.size() - ptr));
+  // A bare 0 is 0 in every unit: nothing to guess, so it stands for the base unit.
+  if (unit.empty() && v == 0) unit = "zero";
+  return Split{v, unit};
 }
 
 // Multiplier of a decimal or binary prefix at the start of `u`; advances past it.
@@ -44,7 +47,8 @@ double take_prefix(std::string& u) {
 std::optional<Bytes> parse_bytes(std::string_view s) {
   auto sp = split_number(s);
   if (!sp) return std::nullopt;
-  if (sp->unit.empty()) return Bytes(sp->number);
+  if (sp->unit.empty()) return std::nullopt;  // a bare number: which unit was meant is a guess
+  if (sp->unit == "zero") return Bytes(0);
   std::string u = sp->unit;
   double m = take_prefix(u);
   if (u != "B") return std::nullopt;
@@ -54,7 +58,8 @@ std::optional<Bytes> parse_bytes(std::string_view s) {
 std::optional<Bandwidth> parse_bandwidth(std::string_view s) {
   auto sp = split_number(s);
   if (!sp) return std::nullopt;
-  if (sp->unit.empty()) return Bandwidth(sp->number);
+  if (sp->unit.empty()) return std::nullopt;  // 400 could be Gb/s or GB/s: refuse to guess
+  if (sp->unit == "zero") return Bandwidth(0);
   std::string u = sp->unit;
   double m = take_prefix(u);
   if (u == "B/s" || u == "Bps") return Bandwidth(sp->number * m);
@@ -66,7 +71,7 @@ std::optional<Seconds> parse_duration(std::string_view s) {
   auto sp = split_number(s);
   if (!sp) return std::nullopt;
   const std::string& u = sp->unit;
-  if (u.empty() || u == "s") return Seconds(sp->number);
+  if (u == "s" || u == "zero") return Seconds(sp->number);  // a bare number (0.6: us? s?) is refused
   if (u == "ms") return Seconds(sp->number * 1e-3);
   if (u == "us") return Seconds(sp->number * 1e-6);
   if (u == "ns") return Seconds(sp->number * 1e-9);
@@ -77,7 +82,8 @@ std::optional<Seconds> parse_duration(std::string_view s) {
 std::optional<FlopRate> parse_flop_rate(std::string_view s) {
   auto sp = split_number(s);
   if (!sp) return std::nullopt;
-  if (sp->unit.empty()) return FlopRate(sp->number);
+  if (sp->unit.empty()) return std::nullopt;
+  if (sp->unit == "zero") return FlopRate(0);
   std::string u = sp->unit;
   double m = take_prefix(u);
   if (u == "FLOP/s" || u == "FLOPS" || u == "flop/s") return FlopRate(sp->number * m);
@@ -87,11 +93,17 @@ std::optional<FlopRate> parse_flop_rate(std::string_view s) {
 std::optional<Watts> parse_watts(std::string_view s) {
   auto sp = split_number(s);
   if (!sp) return std::nullopt;
-  if (sp->unit.empty()) return Watts(sp->number);
+  if (sp->unit.empty()) return std::nullopt;
+  if (sp->unit == "zero") return Watts(0);
   std::string u = sp->unit;
   double m = take_prefix(u);
   if (u == "W") return Watts(sp->number * m);
   return std::nullopt;
+}
+
+bool is_bare_number(std::string_view s) {
+  auto sp = split_number(s);
+  return sp && sp->unit.empty();
 }
 
 }  // namespace inflect::core

@@ -11,6 +11,7 @@
 
 #include "inflect/core/error.hpp"
 #include "inflect/core/strings.hpp"
+#include "inflect/core/units_parse.hpp"
 #include "inflect/io/device_catalog.hpp"
 #include "inflect/io/model_loader.hpp"
 #include "inflect/io/options.hpp"
@@ -314,7 +315,11 @@ void read_cluster(const Seen& seen, const std::string& base_dir, const DeviceCat
   }
   if (from_file) e.cluster.device = std::move(*from_file);
   if (auto cap = seen.get("cluster.power_cap_w")) {
-    const double w = read_number(*cap, option("cluster.power_cap_w"));
+    // 500W like every power; a bare 500 stays accepted (files written before units were required),
+    // the key's name carrying its unit.
+    const double w = core::is_bare_number(cap->raw().Scalar()) || !cap->raw().IsScalar()
+                         ? read_number(*cap, option("cluster.power_cap_w"))
+                         : cap->as_watts().value();
     const auto& d = e.cluster.device;
     if (w < d.power.min_power_cap.value() || w > d.board_power.value())
       cap->fail(fmt::format("{} W is outside what {} accepts; allowed: {} W to its board power {} W", w, d.name,

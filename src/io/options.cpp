@@ -92,7 +92,8 @@ std::vector<OptionSpec> build() {
                   "topology's device may name it. With cluster.device, both must name the same device."));
   t.push_back(number("cluster.power_cap_w", "W", D::derived, "the device's board_power", 1, 100000,
                      "Power limit every device holds (nvidia-smi -pl); between the device's "
-                     "min_power_cap and its board_power. Kernels that would draw more run at a lower "
+                     "min_power_cap and its board_power, e.g. `500W`; a bare `500` is read as watts "
+                     "(the key's name carries the unit). Kernels that would draw more run at a lower "
                      "clock (docs/power.md)."));
   t.push_back(opt("cluster.thermal", T::map, "", D::none, "",
                   "Devices that are not thermally identical: `spread: F` scales every device's "

@@ -46,6 +46,7 @@ FieldValue to_value(const std::vector<analysis::MemoryPart>& parts) {
   }
   return summed;
 }
+FieldValue to_value(const std::vector<std::string>& texts) { return texts; }
 FieldValue to_value(const std::vector<analysis::StepRecord>& steps) {
   std::vector<NamedNumbers> out;
   for (const auto& s : steps) {
@@ -94,6 +95,11 @@ void from_value(const FieldValue& v, std::vector<analysis::MemoryPart>& out) {
   out.clear();
   if (const auto* parts = std::get_if<NamedNumbers>(&v))
     for (const auto& [name, bytes] : *parts) out.push_back({name, core::Bytes(bytes)});
+}
+// An empty JSON array reads back as no records: no texts either.
+void from_value(const FieldValue& v, std::vector<std::string>& out) {
+  const auto* texts = std::get_if<std::vector<std::string>>(&v);
+  out = texts ? *texts : std::vector<std::string>{};
 }
 void from_value(const FieldValue& v, std::vector<analysis::StepRecord>& out) {
   out.clear();
@@ -180,6 +186,10 @@ std::vector<ReportField> build_fields() {
   f.push_back(member("not_simulated", "", K::key_if_not_simulated,
                      "only when `simulated` is false: why (peak vs capacity, the largest consumers)",
                      [](auto& r) -> auto& { return r.not_simulated; }));
+  f.push_back(member("warnings", "", K::always,
+                     "values no hardware has, one sentence each (a NIC outside 1 Gb/s..3.2 Tb/s, a latency over 1 ms, "
+                     "a device over 2 kW; most often a unit slip); also printed on stderr. `[]` when none",
+                     [](auto& r) -> auto& { return r.warnings; }));
   f.push_back(member("step_time_s", "s", K::when_simulated, "one training step (the critical rank's makespan)",
                      [](auto& r) -> auto& { return r.step_time; }));
   f.push_back(member("tokens_per_step", "tokens", K::always, "global_batch * seq_len",

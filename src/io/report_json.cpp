@@ -35,6 +35,11 @@ Json to_json(const FieldValue& v) {
       for (const auto& r : records) a.push_back((*this)(r));
       return a;
     }
+    Json operator()(const std::vector<std::string>& texts) const {
+      Json a = Json::array();
+      for (const auto& t : texts) a.push_back(t);
+      return a;
+    }
   };
   return std::visit(Visit{}, v);
 }
@@ -48,6 +53,12 @@ FieldValue from_json(const Json& j) {
     NamedNumbers named;
     for (const auto& [k, x] : j.items()) named.emplace_back(k, x.is_number() ? x.get<double>() : std::nan(""));
     return named;
+  }
+  if (j.is_array() && !j.empty() && j.front().is_string()) {
+    std::vector<std::string> texts;
+    for (const auto& x : j)
+      if (x.is_string()) texts.push_back(x.get<std::string>());
+    return texts;
   }
   if (j.is_array()) {
     std::vector<NamedNumbers> records;

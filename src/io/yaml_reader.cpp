@@ -87,25 +87,35 @@ bool Node::as_bool() const {
 }
 
 namespace {
+// `what` and `example` name the quantity ("a bandwidth", "400Gb/s or 50GB/s"); `units` lists what the
+// parser accepts. A bare number gets its own message: it is the likeliest mistake (400 meant Gb/s).
 template <class Q, class Parse>
-Q parse_quantity(const Node& n, Parse parse, const char* what, const char* example) {
+Q parse_quantity(const Node& n, Parse parse, const char* what, const char* example, const char* units) {
   if (!n.raw().IsScalar()) n.fail(fmt::format("expected {} (e.g. {}), got {}", what, example, describe(n.raw())));
-  auto v = parse(n.raw().Scalar());
-  if (!v) n.fail(fmt::format("'{}' is not {} (e.g. {})", n.raw().Scalar(), what, example));
+  const std::string& s = n.raw().Scalar();
+  if (core::is_bare_number(s))
+    n.fail(fmt::format("'{}' has no unit: expected {} with its unit, e.g. {} (units: {})", s, what, example, units));
+  auto v = parse(s);
+  if (!v) n.fail(fmt::format("'{}' is not {} (e.g. {}; units: {})", s, what, example, units));
   return *v;
 }
 }  // namespace
 
-core::Bytes Node::as_bytes() const { return parse_quantity<core::Bytes>(*this, core::parse_bytes, "a size", "80GiB or 141GB"); }
+core::Bytes Node::as_bytes() const {
+  return parse_quantity<core::Bytes>(*this, core::parse_bytes, "a size", "80GiB or 141GB", "B with a k, M, G, T or Ki, Mi, Gi, Ti prefix");
+}
 core::Bandwidth Node::as_bandwidth() const {
-  return parse_quantity<core::Bandwidth>(*this, core::parse_bandwidth, "a bandwidth", "450GB/s or 400Gbps");
+  return parse_quantity<core::Bandwidth>(*this, core::parse_bandwidth, "a bandwidth", "400Gb/s or 50GB/s",
+                                         "B/s, b/s or bps with a k, M, G or T prefix");
 }
 core::Seconds Node::as_duration() const {
-  return parse_quantity<core::Seconds>(*this, core::parse_duration, "a duration", "1.5us or 300ns");
+  return parse_quantity<core::Seconds>(*this, core::parse_duration, "a time", "600ns or 0.6us", "s, ms, us, ns, ps");
 }
-core::Watts Node::as_watts() const { return parse_quantity<core::Watts>(*this, core::parse_watts, "a power", "700W"); }
+core::Watts Node::as_watts() const {
+  return parse_quantity<core::Watts>(*this, core::parse_watts, "a power", "700W or 0.7kW", "W with a k or M prefix");
+}
 core::FlopRate Node::as_flop_rate() const {
-  return parse_quantity<core::FlopRate>(*this, core::parse_flop_rate, "a FLOP rate", "989TFLOP/s");
+  return parse_quantity<core::FlopRate>(*this, core::parse_flop_rate, "a FLOP rate", "989TFLOP/s", "FLOP/s or FLOPS with a G, T or P prefix");
 }
 
 std::string Node::as_choice(const std::vector<std::string>& allowed) const {

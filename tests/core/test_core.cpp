@@ -51,7 +51,20 @@ TEST_CASE("units: power, energy and heat") {
 TEST_CASE("unit parsing at the edge") {
   CHECK(parse_bytes("80GiB")->value() == doctest::Approx(80.0 * 1073741824.0));
   CHECK(parse_bytes("80 GB")->value() == doctest::Approx(80e9));
-  CHECK(parse_bytes("1024")->value() == doctest::Approx(1024));
+  // A bare number is refused (which unit was meant is a guess), and said to be bare so the
+  // message can name the units; 0 is 0 in every unit and stands.
+  CHECK_FALSE(parse_bytes("1024"));
+  CHECK_FALSE(parse_bandwidth("400"));
+  CHECK_FALSE(parse_duration("0.6"));
+  CHECK_FALSE(parse_watts("500"));
+  CHECK_FALSE(parse_flop_rate("989e12"));
+  CHECK(is_bare_number("400"));
+  CHECK(is_bare_number(" 0.6 "));
+  CHECK_FALSE(is_bare_number("400Gb/s"));
+  CHECK_FALSE(is_bare_number("0"));
+  CHECK(parse_bytes("0")->value() == 0);
+  CHECK(parse_duration("0")->value() == 0);
+  CHECK(parse_bytes("1024B")->value() == doctest::Approx(1024));
   CHECK_FALSE(parse_bytes("80 parsecs"));
   CHECK_FALSE(parse_bytes(""));
   CHECK(parse_bandwidth("400Gbps")->value() == doctest::Approx(50e9));

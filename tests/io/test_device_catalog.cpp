@@ -341,7 +341,11 @@ TEST_CASE("parse_device is strict and says where") {
   // Bad shapes and bad units.
   CHECK(parse_error(replaced(good, "shape: 1024x1024x1024", "shape: 1024x1024")).find("not a GEMM shape") !=
         std::string::npos);
+  // A bare number is refused for its missing unit (1.2: us or s?), a unit that makes it 1.2 s for
+  // being implausible.
   CHECK(parse_error(replaced(good, "kernel_launch_overhead: 1.2us", "kernel_launch_overhead: 1.2")).find(
+            "expected a time with its unit, e.g. 600ns or 0.6us") != std::string::npos);
+  CHECK(parse_error(replaced(good, "kernel_launch_overhead: 1.2us", "kernel_launch_overhead: 1.2s")).find(
             "plausible kernel launch overhead") != std::string::npos);
 }
 

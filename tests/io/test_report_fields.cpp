@@ -79,9 +79,10 @@ TEST_CASE("report fields: every field has a doc, every figure a unit, and names 
     CAPTURE(f.key);
     CHECK(!f.doc.empty());
     CHECK(f.get);
-    // Texts have no unit; every number, flag, count and list of numbers has one.
+    // Texts (and lists of texts) have no unit; every number, flag, count and list of numbers has one.
     const io::FieldValue v = f.get(r);
-    const bool text = std::holds_alternative<std::string>(v) || f.key == "steps";
+    const bool text = std::holds_alternative<std::string>(v) || std::holds_alternative<std::vector<std::string>>(v) ||
+                      f.key == "steps";
     CHECK(text == f.unit.empty());
     CHECK(names.insert(std::string(f.key)).second);
     for (const auto& a : f.aliases) {
@@ -142,6 +143,7 @@ TEST_CASE("report fields: report.json reads back into the same report, byte for 
     }
     if (variant == 2) r.memory.known = false;  // a trace without memory figures
     if (variant == 3) r.simulator.fidelity_note = "full: cluster.thermal makes devices differ";
+    if (variant == 1 || variant == 3) r.warnings = {"a NIC of 3,200 Gb/s", "a hop of 0.6 s"};  // variant 0: none, []
     const auto j = io::report_json(r);
     const RunReport back = io::report_from_json(j);
     CHECK(io::report_to_json(back) == io::report_to_json(r));
@@ -150,6 +152,7 @@ TEST_CASE("report fields: report.json reads back into the same report, byte for 
     CHECK(back.memory.parts.size() == r.memory.parts.size());
     CHECK(back.steps.size() == r.steps.size());
     CHECK(back.power.modeled == r.power.modeled);
+    CHECK(back.warnings == r.warnings);
   }
 }
 

@@ -10,6 +10,7 @@
 //   stdout: report.json        # the golden file stdout is compared with (optional)
 //   files: [results.jsonl]     # files the command writes under {out} (a fresh folder; optional)
 //   labels: [slow]             # ctest labels (read by tests/CMakeLists.txt; optional)
+//   exit: 3                    # the exit code the command must give (README.md "Exit codes"; default 0)
 //
 // What depends on the machine is masked, in one rule: in a .json file every object's "timing"
 // member (report.json's simulator.timing, search.json's timing) is replaced by kMasked. JSON is
@@ -47,6 +48,7 @@ struct Case {
   std::string stdout_file;
   std::vector<std::string> files;
   std::vector<std::string> labels;
+  int exit_code = 0;
 };
 
 Case read_case(const fs::path& dir) {
@@ -58,6 +60,7 @@ Case read_case(const fs::path& dir) {
     for (const auto& f : y["files"]) c.files.push_back(f.as<std::string>());
   if (y["labels"])
     for (const auto& l : y["labels"]) c.labels.push_back(l.as<std::string>());
+  if (y["exit"]) c.exit_code = y["exit"].as<int>();
   if (c.args.empty()) throw std::runtime_error((dir / "case.yaml").string() + ": no args");
   if (c.stdout_file.empty() && c.files.empty())
     throw std::runtime_error((dir / "case.yaml").string() + ": nothing to compare (stdout: or files:)");
@@ -175,8 +178,9 @@ int run_case(const std::string& inflect, const fs::path& root, const fs::path& d
   std::array<char, 1 << 16> buf{};
   for (std::size_t n; (n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0;) captured.append(buf.data(), n);
   const int status = pclose(pipe);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::cerr << dir.filename().string() << ": `" << cmd << "` failed (status " << status << ")\n"
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != c.exit_code) {
+    std::cerr << dir.filename().string() << ": `" << cmd << "` failed (status " << status << ", expected exit "
+              << c.exit_code << ")\n"
               << read_file(errors);
     fs::remove_all(out);
     return 1;

@@ -130,6 +130,8 @@ struct RunReport {
   /// report.json writes them as null; `not_simulated` says why.
   bool simulated = true;
   std::string not_simulated;
+  /// Values no hardware has (plan/plausibility.hpp), one sentence each; the run went ahead.
+  std::vector<std::string> warnings;
 
   core::Seconds step_time;
   /// Unknown (nullopt) for a replayed trace that does not carry them (workload::GraphFacts), and

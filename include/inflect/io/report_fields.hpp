@@ -37,8 +37,9 @@ enum class Known {
 /// memory.parts: (name, value) pairs in order.
 using NamedNumbers = std::vector<std::pair<std::string, double>>;
 /// A figure as the outputs write it: null, a flag, a count, a number in the field's unit, a text,
-/// named numbers (memory.parts) or records of named numbers (steps).
-using FieldValue = std::variant<std::monostate, bool, std::int64_t, double, std::string, NamedNumbers, std::vector<NamedNumbers>>;
+/// named numbers (memory.parts), records of named numbers (steps) or texts (warnings).
+using FieldValue = std::variant<std::monostate, bool, std::int64_t, double, std::string, NamedNumbers, std::vector<NamedNumbers>,
+                                std::vector<std::string>>;
 
 /// Another name of a figure in one of the outputs.
 struct FieldAlias {
