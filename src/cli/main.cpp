@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <new>
 
 #include "cli/commands.hpp"
 #include "inflect/core/error.hpp"
@@ -205,6 +206,12 @@ int main(int argc, char** argv) {
   } catch (const core::Error& e) {
     std::fprintf(stderr, "inflect: error: %s\n", core::format_error(e).c_str());
     return e.kind() == core::ErrorKind::internal ? cli::kExitInternal : cli::kExitInput;
+  } catch (const std::bad_alloc&) {
+    // Not a defect: the work asked for does not fit this machine's memory. Say what to change.
+    std::fprintf(stderr,
+                 "inflect: error: out of memory: the execution graph or the scan did not fit in this machine's memory; use the "
+                 "symmetric fidelity (the default), fewer ranks or points, or a machine with more memory\n");
+    return cli::kExitInput;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "inflect: internal error: %s\n", e.what());
     return cli::kExitInternal;
