@@ -2,10 +2,12 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <string_view>
 
 #include "cli/commands.hpp"
 #include "cli/mpi_peers.hpp"
@@ -17,17 +19,35 @@ namespace inflect::cli {
 
 namespace {
 
+// As many shards as a scan may have points (scan_file.cpp's bound): more would only be empty.
+constexpr long long kMaxShards = 100000;
+
 std::string clock(double s) {
   const long t = static_cast<long>(s + 0.5);
   return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60) : fmt::format("{}:{:02}", t / 60, t % 60);
 }
 
+// Whole decimal numbers only, refused when out of range (sscanf's %d wraps a value past int on
+// some libcs: 1/99999999999 read as a small N).
 std::pair<int, int> parse_shard(const std::string& s) {
-  int i = 0, n = 0;
-  char extra = 0;
-  if (std::sscanf(s.c_str(), "%d/%d%c", &i, &n, &extra) != 2 || n < 1 || i < 1 || i > n)
+  const auto bad = [&](const char* why) {
     throw core::Error(core::ErrorKind::input,
-                      fmt::format("--shard '{}': expected i/N with 1 <= i <= N (the i-th of N disjoint parts)", s));
+                      fmt::format("--shard '{}': {}; expected i/N with 1 <= i <= N <= {} (the i-th of N disjoint parts)",
+                                  s, why, kMaxShards));
+  };
+  const auto slash = s.find('/');
+  if (slash == std::string::npos) bad("no '/'");
+  const auto number = [&](std::string_view t) {
+    long long v = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (t.empty() || ec == std::errc::invalid_argument || end != t.data() + t.size()) bad("not a whole number");
+    if (ec == std::errc::result_out_of_range || v < 1 || v > kMaxShards) bad("out of range");
+    return static_cast<int>(v);
+  };
+  const std::string_view sv(s);
+  const int i = number(sv.substr(0, slash));
+  const int n = number(sv.substr(slash + 1));
+  if (i > n) bad("i exceeds N");
   return {i - 1, n};
 }
 

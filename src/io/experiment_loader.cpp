@@ -97,7 +97,9 @@ class Seen {
     MapReader r(node);
     reject_duplicates(node);
     for (const OptionSpec* o : options_under(section)) {
-      if (auto v = r.optional(std::string(o->leaf()))) nodes_.emplace(std::string(o->key), *v);
+      const std::string leaf(o->leaf());
+      if (r.written_empty(leaf)) r.fail_empty(leaf, o->default_kind == DefaultKind::required);
+      if (auto v = r.optional(leaf)) nodes_.emplace(std::string(o->key), *v);
     }
     r.finish();
   }
@@ -629,8 +631,27 @@ void apply_embedding_split(const Seen& seen, plan::Experiment& e) {
 
 }  // namespace
 
+namespace {
+plan::Experiment parse_document(const Node& root, const std::string& base_dir, bool check_plan_keys,
+                                const DeviceCatalog& catalog);
+}  // namespace
+
+// A YAML library exception (a conversion or lookup the checks did not foresee) is an input error at
+// the file, never an internal one.
 plan::Experiment parse_experiment(const Node& root, const std::string& base_dir, bool check_plan_keys,
                                   const DeviceCatalog& catalog) {
+  try {
+    return parse_document(root, base_dir, check_plan_keys, catalog);
+  } catch (const YAML::Exception& e) {
+    core::SourceLocation loc{root.file(), 1, 1, ""};
+    if (e.mark.line >= 0) loc = {root.file(), e.mark.line + 1, e.mark.column + 1, ""};
+    throw Error(ErrorKind::input, fmt::format("cannot read this document: {}", e.msg), loc);
+  }
+}
+
+namespace {
+plan::Experiment parse_document(const Node& root, const std::string& base_dir, bool check_plan_keys,
+                                const DeviceCatalog& catalog) {
   // An empty document has no position of its own; line 1 is where the user must start typing.
   if (root.is_null())
     throw Error(ErrorKind::input, "empty document: expected a map of keys (cluster, model, training, parallel)",
@@ -667,6 +688,7 @@ plan::Experiment parse_experiment(const Node& root, const std::string& base_dir,
   if (check_plan_keys) check_plan(seen, e);
   return e;
 }
+}  // namespace
 
 plan::Experiment load_experiment(const std::string& path, const DeviceCatalog& catalog) {
   Node root = load_yaml_file(path);

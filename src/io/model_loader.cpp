@@ -50,13 +50,22 @@ void read_moe(const Node& map, ModelSpec& m) {
     if (!(e.capacity_factor == 0 || e.capacity_factor >= 1))
       n->fail(fmt::format("capacity_factor: {} must be 0 (dropless) or at least 1 (a multiple of the balanced load)", e.capacity_factor));
   }
-  if (auto n = r.optional("imbalance")) {
-    e.imbalance = n->as_double();
+  std::optional<Node> imbalance = r.optional("imbalance");
+  if (imbalance) {
+    e.imbalance = imbalance->as_double();
     if (!(e.imbalance >= 1))
-      n->fail(fmt::format("imbalance: {} must be at least 1 (tokens of the busiest expert rank over the mean)", e.imbalance));
+      imbalance->fail(fmt::format("imbalance: {} must be at least 1 (tokens of the busiest expert rank over the mean)", e.imbalance));
   }
   r.finish();
   if (e.top_k > e.experts) (top_k ? *top_k : map).fail(fmt::format("top_k: {} exceeds the {} experts", e.top_k, e.experts));
+  // The busiest rank can at most receive every token once per expert it holds, up to top_k times:
+  // with ep ranks that is ep x min(top_k, experts/ep) / top_k times the mean, at most experts/top_k
+  // for any ep (reached with one expert per rank and every token choosing it). More is no routing.
+  const double most = static_cast<double>(e.experts) / e.top_k;
+  if (e.imbalance > most)
+    (imbalance ? *imbalance : map).fail(fmt::format(
+        "imbalance: {} exceeds experts/top_k = {}/{} = {:g}, the most any routing gives (every token to the "
+        "busiest rank's experts)", e.imbalance, e.experts, e.top_k, most));
   if (m.layers > 0 && e.first_dense_layers >= m.layers)
     (dense ? *dense : map).fail(fmt::format("first_dense_layers: {} leaves no MoE layer of the {}", e.first_dense_layers, m.layers));
 }
@@ -165,7 +174,8 @@ workload::ModelSpec parse_model(const Node& model_map) {
     m.name = "custom";
     m.source = "inline";
     for (const char* key : {"layers", "hidden", "heads", "mlp", "vocab", "seq_len"})
-      if (!r.has(key))
+      if (r.written_empty(key)) r.fail_empty(key, true);
+      else if (!r.has(key))
         model_map.fail(fmt::format("missing required key '{}' (or give `preset:` with one of: {})", key,
                                    core::join(model_preset_names())));
     read_fields(r, m, false, heads, kv, ffn);

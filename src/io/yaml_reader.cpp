@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -143,20 +144,50 @@ MapReader::MapReader(const Node& map) : map_(map) {
   if (!map.is_map()) map.fail(fmt::format("expected a map of keys, got {}", describe(map.raw())));
 }
 
-bool MapReader::has(const std::string& key) const { return static_cast<bool>(map_.raw()[key]); }
+// The one rule for empty values: `key:` with nothing after it (or `~`, `null`) is a missing value,
+// never a value. has() says absent; required() says "missing"; optional() refuses it rather than
+// returning "absent", because an override or setting the user wrote out and left empty would
+// otherwise be silently replaced by a preset's value or a default.
+bool MapReader::has(const std::string& key) const {
+  const YAML::Node n = map_.raw()[key];
+  return n.IsDefined() && !n.IsNull();
+}
+
+bool MapReader::written_empty(const std::string& key) const {
+  const YAML::Node n = map_.raw()[key];
+  return n.IsDefined() && n.IsNull();
+}
+
+namespace {
+// The key itself, for messages about its value: an empty value has no position of its own (its
+// mark is wherever the next token starts).
+Node key_node(const Node& map, const std::string& key) {
+  for (auto it = map.raw().begin(); it != map.raw().end(); ++it)
+    if (it->first.IsScalar() && it->first.Scalar() == key)
+      return Node(it->first, std::make_shared<const std::string>(map.file()), map.path().empty() ? key : map.path() + "." + key);
+  return map.child(key);
+}
+}  // namespace
+
+void MapReader::fail_empty(const std::string& key, bool required) const {
+  key_node(map_, key).fail(required ? fmt::format("missing required key '{}': written with no value (an empty value is a "
+                                                  "missing value)", key)
+                                    : fmt::format("'{}' has no value; give one or remove the key (an empty value is a "
+                                                  "missing value)", key));
+}
 
 Node MapReader::required(const std::string& key) {
   asked_.push_back(key);
+  if (written_empty(key)) fail_empty(key, true);
   if (!has(key)) map_.fail(fmt::format("missing required key '{}'", key));
   return map_.child(key);
 }
 
 std::optional<Node> MapReader::optional(const std::string& key) {
   asked_.push_back(key);
+  if (written_empty(key)) fail_empty(key);
   if (!has(key)) return std::nullopt;
-  Node n = map_.child(key);
-  if (n.is_null()) return std::nullopt;
-  return n;
+  return map_.child(key);
 }
 
 void MapReader::finish() const {
@@ -173,9 +204,81 @@ void MapReader::finish() const {
   }
 }
 
+namespace {
+// The length of the well-formed UTF-8 sequence at text[i] (RFC 3629: no overlongs, no surrogates,
+// nothing past U+10FFFF), or 0.
+std::size_t utf8_sequence(const std::string& text, std::size_t i) {
+  const auto b = [&](std::size_t k) { return k < text.size() ? static_cast<unsigned char>(text[k]) : 0u; };
+  const unsigned c = b(i);
+  const auto cont = [&](std::size_t k) { return (b(k) & 0xC0u) == 0x80u; };
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) return cont(i + 1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    const unsigned d = b(i + 1);
+    if ((c == 0xE0 && d < 0xA0) || (c == 0xED && d > 0x9F)) return 0;
+    return cont(i + 1) && cont(i + 2) ? 3 : 0;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    const unsigned d = b(i + 1);
+    if ((c == 0xF0 && d < 0x90) || (c == 0xF4 && d > 0x8F)) return 0;
+    return cont(i + 1) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+  }
+  return 0;
+}
+
+// Every input file is UTF-8: a name or path with stray bytes would otherwise reach the JSON report
+// (which must be UTF-8) and fail there as an internal error, far from the line that has it.
+void check_utf8(const std::string& text, const std::string& name) {
+  int line = 1, column = 1;
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t n = utf8_sequence(text, i);
+    if (n == 0)
+      throw Error(ErrorKind::input,
+                  fmt::format("not valid UTF-8 (byte 0x{:02X}); save the file as UTF-8", static_cast<unsigned char>(text[i])),
+                  core::SourceLocation{name, line, column, ""});
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+    i += n;
+  }
+}
+
+// YAML::Load reads the first document only, so a second would be silently ignored; it is refused.
+// Found from the text, not with YAML::LoadAll, which (yaml-cpp 0.7) never returns on some inputs
+// (a stray ',' after a top-level flow list: fuzz/corpus/experiment_yaml/loadall_hang.yaml). A line
+// starting "---" or "..." at column 0 is always a document marker (YAML 1.2 §9.1), so: content,
+// then a "---", or content after a "...", is a second document.
+void check_one_document(const std::string& text, const std::string& name) {
+  bool content = false, ended = false;
+  int line = 0;
+  for (std::size_t at = 0; at < text.size();) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view l(text.data() + at, end - at);
+    at = end + 1;
+    ++line;
+    const auto marker = [&](std::string_view m) {
+      return l.substr(0, 3) == m && (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r');
+    };
+    const std::size_t first = l.find_first_not_of(" \t\r");
+    const bool blank = first == std::string_view::npos || l[first] == '#';
+    if (marker("---") ? content || ended : !blank && !marker("...") && ended && l[0] != '%')
+      throw Error(ErrorKind::input, "a second YAML document; a file holds one document", core::SourceLocation{name, line, 1, ""});
+    if (marker("...")) ended = true;
+    else if (marker("---")) content = true;  // a marker that begins the one document
+    else if (!blank && l[0] != '%') content = true;
+  }
+}
+}  // namespace
+
 Node load_yaml_string(const std::string& text, const std::string& name) {
+  check_utf8(text, name);
   auto file = std::make_shared<const std::string>(name);
   try {
+    check_one_document(text, name);
     return Node(YAML::Load(text), file, "");
   } catch (const YAML::Exception& e) {
     core::SourceLocation loc;
@@ -189,6 +292,15 @@ Node load_yaml_string(const std::string& text, const std::string& name) {
 }
 
 std::string read_text_file(const std::string& path, const std::string& what) {
+  // A FIFO would block for ever and a directory reads as empty ("empty document"): only a regular
+  // file (or a link to one) is read.
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::is_directory(st))
+    throw Error(ErrorKind::io, fmt::format("{} '{}' is a directory; expected a file", what, path));
+  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+    throw Error(ErrorKind::io, fmt::format("{} '{}' is not a regular file (a pipe, socket or device); expected a file",
+                                           what, path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::io, fmt::format("cannot open {} '{}': no such file or not readable", what, path));
   std::stringstream ss;

@@ -76,6 +76,25 @@ void check_path(const Node& at, const std::string& path) {
   at.fail(fmt::format("unknown experiment key '{}'{}", path, hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
 }
 
+// A point sets a dotted path by descending through maps; a value on the way that is a scalar or a
+// list (`cluster: g` under a sweep of cluster.topology) cannot hold the next key. Said at the key
+// that sets the path, in the scan file, rather than as a YAML library exception while expanding.
+void check_settable(const Node& root, const Node& at, const std::string& path, const char* who) {
+  const auto segs = split_path(path);
+  YAML::Node cur = YAML::Clone(root.raw());
+  std::string prefix;
+  for (std::size_t i = 0; i + 1 < segs.size(); ++i) {
+    prefix += (i ? "." : "") + segs[i];
+    const YAML::Node& c = cur;
+    YAML::Node next = c[segs[i]];
+    if (!next.IsDefined() || next.IsNull()) return;  // created as a map when the point is built
+    if (!next.IsMap())
+      at.fail(fmt::format("{} {}: '{}' is {} in this file, not a map, so it cannot hold '{}'", who, path, prefix,
+                          next.IsScalar() ? fmt::format("'{}'", next.Scalar()) : std::string("a list"), segs[i + 1]));
+    cur.reset(next);
+  }
+}
+
 std::string label_of(const YAML::Node& n) {
   if (n.IsScalar()) return n.Scalar();
   YAML::Emitter e;
@@ -145,6 +164,9 @@ YAML::Node walk(YAML::Node root, const std::vector<std::string>& segs, std::size
       cur = YAML::Node(YAML::NodeType::Map);
     }
     YAML::Node next = cur[segs[i]];
+    if (create && next.IsDefined() && !next.IsNull() && !next.IsMap())
+      throw Error(ErrorKind::input, fmt::format("'{}' is not a map, so it cannot hold '{}' (setting {})", segs[i],
+                                                segs[i + 1], core::join(segs, ".")));
     if (!next.IsDefined() || next.IsNull()) {
       if (!create) return YAML::Node(YAML::NodeType::Undefined);
       cur[segs[i]] = YAML::Node(YAML::NodeType::Map);
@@ -248,6 +270,7 @@ ScanSpec parse_scan(const std::string& text, const std::string& name, const std:
       ax.path = kv.first.as<std::string>();
       const Node values = sweep->child(ax.path);
       check_path(values, ax.path);
+      check_settable(root, values, ax.path, "sweep");
       if (!values.is_sequence() || values.raw().size() == 0)
         values.fail(fmt::format("sweep {}: expected a non-empty list of values", ax.path));
       std::set<std::string> seen;
@@ -284,6 +307,7 @@ ScanSpec parse_scan(const std::string& text, const std::string& name, const std:
         const std::string path = key.find('.') == std::string::npos ? fmt::format("parallel.{}", key) : key;
         const Node v = fam.child(key);
         check_path(v, path);
+        check_settable(root, v, path, fmt::format("plan family '{}' sets", f.name).c_str());
         for (const auto& ax : s.axes)
           if (ax.path == path)
             v.fail(fmt::format("plan family '{}' sets {}, which is also swept; a point must get each key from one place",
@@ -321,7 +345,26 @@ ScanSpec load_scan(const std::string& path) {
   return parse_scan(text, path, dir.empty() ? "." : dir);
 }
 
+namespace {
+std::vector<ScanPoint> expand(const ScanSpec& s);
+}  // namespace
+
+// Every failure while building points is an input error in the scan file: one parse_scan did not
+// foresee, or a YAML library exception, never escapes as an internal error.
 std::vector<ScanPoint> expand_points(const ScanSpec& s) {
+  try {
+    return expand(s);
+  } catch (const Error& e) {
+    if (!e.where().file.empty()) throw;
+    throw Error(e.kind(), e.message(), {s.file, 0, 0, "sweep"});
+  } catch (const YAML::Exception& e) {
+    throw Error(ErrorKind::input, fmt::format("cannot build a scan point: {}", e.msg),
+                {s.file, e.mark.line >= 0 ? e.mark.line + 1 : 0, e.mark.line >= 0 ? e.mark.column + 1 : 0, "sweep"});
+  }
+}
+
+namespace {
+std::vector<ScanPoint> expand(const ScanSpec& s) {
   std::vector<std::vector<std::size_t>> combos;
   if (s.zip) {
     for (std::size_t i = 0; i < s.axes[0].labels.size(); ++i) combos.emplace_back(s.axes.size(), i);
@@ -387,5 +430,6 @@ std::vector<ScanPoint> expand_points(const ScanSpec& s) {
   }
   return out;
 }
+}  // namespace
 
 }  // namespace inflect::scan

@@ -1,5 +1,9 @@
 #include "sim/compute.hpp"
 
+#include <fmt/format.h>
+
+#include "inflect/core/error.hpp"
+
 namespace inflect::sim {
 
 using core::Time;
@@ -17,6 +21,13 @@ Compute::Compute(const workload::ExecutionGraph& g, const hw::ComputeModel& mode
       for (const auto& part : k.parts) sum += model.duration(part);
       kernel_time_.push_back(sum);
     }
+    // from_seconds saturates at Time::max() ("never"); a kernel that long is an input far out of
+    // range (a graph JSON's 1e308 FLOPs), refused here by name rather than by the engine's clock.
+    if (kernel_time_.back() == Time::max())
+      throw core::Error(core::ErrorKind::input,
+                        fmt::format("kernel '{}' ({:.3g} FLOP, {:.3g} B) would take longer than the 106 days "
+                                    "simulated time can represent",
+                                    k.name, k.cost.flops.value(), k.cost.bytes.value()));
   }
   if (opt.power.model) {
     kernel_power_.reserve(g.kernels().size());

@@ -32,6 +32,16 @@ const std::vector<std::string> kPrecisionNames = {"fp32", "tf32", "bf16", "fp16"
 const std::vector<std::string> kKindNames = {"all_reduce", "reduce_scatter", "all_gather", "all_to_all",
                                              "send_recv"};
 const std::vector<std::string> kDimNames = {"dp", "tp", "pp", "cp", "ep"};
+// Bounds on a graph's figures, far past any real model and device but short of what would make
+// simulated time (int64 ps, 106 days) or the report's figures overflow. Llama 3 405B ("The Llama 3
+// Herd of Models", 2024: 16M-token batches, 16,384 GPUs, 3.8e25 FLOP in all) has a step of
+// 16M x 6 x 405e9 = 3.9e22 FLOP, 2.4e18 per GPU; its FP32 gradient all-reduce is 1.6e12 B.
+constexpr double kMaxKernelFlops = 1e20;   // 40x a whole 405B step's FLOPs per GPU, in one kernel
+constexpr double kMaxBytes = 1e15;         // 1 PB: 600x that all-reduce; 3,000x a 288 GB HBM
+constexpr double kMaxTokensPerStep = 1e12;  // 60,000x Llama 3's 16M-token batch
+constexpr double kMaxModelFlopsPerStep = 1e27;  // 25x the FLOPs of Llama 3 405B's whole training run
+const char* const kKernelFlopsWhy = "40x a Llama 3 405B step's FLOPs per GPU, in one kernel";
+const char* const kBytesWhy = "1 PB: 600x an FP32 all-reduce of 405B parameters";
 // Op fields before the trailing deps: rank, stream, type, payload, phase, layer, micro_batch.
 constexpr std::size_t kOpFixedFields = 7;
 
@@ -104,6 +114,13 @@ class Reader {
     if (!j.is_number()) fail(path, fmt::format("expected a number, got {}", type_of(j)));
     double v = j.get<double>();
     if (!std::isfinite(v) || v < 0) fail(path, fmt::format("{} must be a finite number >= 0", v));
+    return v;
+  }
+
+  /// non_negative() and at most `hi`: a figure no hardware or model comes near (see kMax*).
+  double bounded(const json& j, const std::string& path, double hi, const char* why) const {
+    const double v = non_negative(j, path);
+    if (v > hi) fail(path, fmt::format("{} is out of range; at most {:.0e} ({})", v, hi, why));
     return v;
   }
 
@@ -282,9 +299,11 @@ ExecutionGraph graph_from_json(const std::string& text, const std::string& file)
   for (const auto& [k, v] : meta.items()) {
     const std::string path = "meta." + k;
     const double x = r.non_negative(v, path);
-    if (k == "tokens_per_step") facts.tokens_per_step = x;
-    else if (k == "model_flops_per_step") facts.model_flops_per_step = core::Flops(x);
-    else if (k == "memory_peak_bytes") facts.memory_peak = core::Bytes(x);
+    if (k == "tokens_per_step")
+      facts.tokens_per_step = r.bounded(v, path, kMaxTokensPerStep, "60,000x Llama 3's 16M-token batch");
+    else if (k == "model_flops_per_step")
+      facts.model_flops_per_step = core::Flops(r.bounded(v, path, kMaxModelFlopsPerStep, "25x Llama 3 405B's whole training run"));
+    else if (k == "memory_peak_bytes") facts.memory_peak = core::Bytes(r.bounded(v, path, kMaxBytes, kBytesWhy));
     else if (k == "micro_batches") {
       if (!(x >= 1 && x == std::floor(x) && x <= 1e15)) r.fail(path, fmt::format("{} is not a whole number >= 1", x));
       facts.micro_batches = static_cast<std::int64_t>(x);
@@ -326,8 +345,8 @@ ExecutionGraph graph_from_json(const std::string& text, const std::string& file)
     k.name = r.string(kj[0], path + ".name");
     k.cost.cls = static_cast<core::KernelClass>(r.choice(kj[1], path + ".class", kClassNames));
     k.cost.precision = *core::parse_precision(kPrecisionNames[r.choice(kj[2], path + ".precision", kPrecisionNames)]);
-    k.cost.flops = core::Flops(r.non_negative(kj[3], path + ".flops"));
-    k.cost.bytes = core::Bytes(r.non_negative(kj[4], path + ".bytes"));
+    k.cost.flops = core::Flops(r.bounded(kj[3], path + ".flops", kMaxKernelFlops, kKernelFlopsWhy));
+    k.cost.bytes = core::Bytes(r.bounded(kj[4], path + ".bytes", kMaxBytes, kBytesWhy));
     k.cost.m = r.integer(kj[5], path + ".m", 0, kMaxDim);
     k.cost.n = r.integer(kj[6], path + ".n", 0, kMaxDim);
     k.cost.k = r.integer(kj[7], path + ".k", 0, kMaxDim);
@@ -340,8 +359,8 @@ ExecutionGraph graph_from_json(const std::string& text, const std::string& file)
         core::KernelCost pc;
         pc.cls = static_cast<core::KernelClass>(r.choice(pj[0], pp + ".class", kClassNames));
         pc.precision = *core::parse_precision(kPrecisionNames[r.choice(pj[1], pp + ".precision", kPrecisionNames)]);
-        pc.flops = core::Flops(r.non_negative(pj[2], pp + ".flops"));
-        pc.bytes = core::Bytes(r.non_negative(pj[3], pp + ".bytes"));
+        pc.flops = core::Flops(r.bounded(pj[2], pp + ".flops", kMaxKernelFlops, kKernelFlopsWhy));
+        pc.bytes = core::Bytes(r.bounded(pj[3], pp + ".bytes", kMaxBytes, kBytesWhy));
         pc.m = r.integer(pj[4], pp + ".m", 0, kMaxDim);
         pc.n = r.integer(pj[5], pp + ".n", 0, kMaxDim);
         pc.k = r.integer(pj[6], pp + ".k", 0, kMaxDim);
@@ -366,7 +385,7 @@ ExecutionGraph graph_from_json(const std::string& text, const std::string& file)
     if (static_cast<std::size_t>(group) >= g.groups().size())
       r.fail(path + ".group", fmt::format("group {} does not exist; {} groups are defined", group, g.groups().size()));
     c.group = static_cast<GroupId>(group);
-    c.bytes = core::Bytes(r.non_negative(cj[4], path + ".bytes"));
+    c.bytes = core::Bytes(r.bounded(cj[4], path + ".bytes", kMaxBytes, kBytesWhy));
     if (cj.size() == 6) {
       const json& then = r.array(cj[5], path + ".then");
       if (then.empty()) r.fail(path + ".then", "a collective's list of those it runs after itself may not be empty");
@@ -376,7 +395,7 @@ ExecutionGraph graph_from_json(const std::string& text, const std::string& file)
         CollectivePart part;
         part.name = r.string(pj[0], pp + ".name");
         part.kind = static_cast<CollectiveKind>(r.choice(pj[1], pp + ".kind", kKindNames));
-        part.bytes = core::Bytes(r.non_negative(pj[2], pp + ".bytes"));
+        part.bytes = core::Bytes(r.bounded(pj[2], pp + ".bytes", kMaxBytes, kBytesWhy));
         c.then.push_back(std::move(part));
       }
     }

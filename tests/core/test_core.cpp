@@ -1,7 +1,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <string>
 
+#include "inflect/core/error.hpp"
 #include "inflect/core/event_queue.hpp"
 #include "inflect/core/strings.hpp"
 #include "inflect/core/time.hpp"
@@ -18,6 +20,24 @@ TEST_CASE("time rounds once to integer picoseconds") {
   CHECK(Time::from_seconds(-1.0) == Time::zero());
   CHECK(Time::from_seconds(1e30) == Time::max());
   CHECK((Time::ps(3) + Time::ps(4)).count_ps() == 7);
+}
+
+TEST_CASE("time arithmetic past int64 picoseconds is refused, not wrapped") {
+  // int64 ps hold 9.22e18 ps = 9.22e6 s = 106.75 days; 9e6 s + 9e6 s = 1.8e7 s does not fit. A
+  // wrapped sum would be negative and put an event in the past (the engine then reported a bogus
+  // "deadlock"); the refusal is an input error, since only an extreme input gets there.
+  const Time big = Time::from_seconds(9e6);
+  CHECK((big + Time::from_seconds(1e5)).seconds() == doctest::Approx(9.1e6));
+  try {
+    (void)(big + big);
+    FAIL("a sum past int64 picoseconds was accepted");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::input);
+    CHECK(std::string(e.what()).find("simulated time overflow: 9e+06 s + 9e+06 s is past the 107 days") != std::string::npos);
+  }
+  Time t = Time::max();
+  CHECK_THROWS_AS(t += Time::ps(1), Error);
+  CHECK_THROWS_AS((void)(Time::zero() - Time::max() - Time::ps(2)), Error);
 }
 
 TEST_CASE("units keep dimensions: bytes over bandwidth is seconds") {

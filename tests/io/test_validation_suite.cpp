@@ -57,14 +57,14 @@ TEST_CASE("validation suite: a case's validation block is read whole, figures in
   inflect::test::TempDir t("validation-suite-read");
   const auto path = t.path / "c1.yaml";
   inflect::test::write_file(path, case_file(kGood + "  published_tflops_per_gpu: 430\n  flops_counted: model\n"
-                                                    "  published_mfu: 0.43\n  published_step_time_s: null\n"));
+                                                    "  published_mfu: 0.43\n"));
   const auto c = inflect::io::read_validation_case(path.string());
   CHECK(c.case_id == "c1");
   CHECK(c.framework == "nemo");
   CHECK(c.precision == "fp8");
   CHECK(c.source == "paper, Table 2");
   CHECK(c.flops_counted == "model");
-  CHECK_FALSE(c.published(Figure::step_time_s).has_value());  // null: not published
+  CHECK_FALSE(c.published(Figure::step_time_s).has_value());  // not given: not published
   CHECK_FALSE(c.published(Figure::tokens_per_s_per_gpu).has_value());
   CHECK(c.published(Figure::tflops_per_gpu) == 430);
   CHECK(c.published(Figure::mfu) == 0.43);
@@ -77,6 +77,8 @@ TEST_CASE("validation suite: a bad validation block is a located input error") {
   expect_error("c2", kGood + "  published_step_time_s: 1\n", "differs from the file name 'c2'");
   expect_error("c1", "  case_id: c1\n  framework: nemo\n  precision: bf16\n  published_step_time_s: 1\n", "missing required key 'source'");
   expect_error("c1", kGood, "no published figure");
+  // An empty value is a missing value: a figure written as null is refused, not read as absent.
+  expect_error("c1", kGood + "  published_mfu: 0.4\n  published_step_time_s: null\n", "'published_step_time_s' has no value");
   expect_error("c1", kGood + "  published_tflops_per_gpu: 400\n", "needs flops_counted");
   expect_error("c1", kGood + "  published_mfu: 43\n", "not a fraction");
   expect_error("c1", kGood + "  published_step_time_s: -2\n", "must be a positive number");

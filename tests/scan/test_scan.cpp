@@ -125,6 +125,13 @@ TEST_CASE("scan file: mistakes are input errors naming the key and line") {
   CHECK(error_of(head + "sweep: {cluster.nodes: [1]}\nanalysis: {efficiency_floor: 2}\n").find("efficiency_floor") != std::string::npos);
   CHECK(error_of(head).find("needs `sweep:`") != std::string::npos);
   CHECK(error_of(head + "sweep: {cluster.nodes: [1]}\nswep: 1\n").find("unknown key 'swep'") != std::string::npos);
+  // A swept or planned key under a scalar escaped as yaml-cpp's "operator[] call on a scalar".
+  const std::string scalar = "cluster: g\nmodel: {preset: gpt-1.7b}\nparallel: 8\n";
+  CHECK(error_of(scalar + "sweep: {cluster.topology: [.]}\n")
+            .find("bad.yaml:4:27: sweep.cluster.topology: sweep cluster.topology: 'cluster' is 'g' in this file, not a map") !=
+        std::string::npos);
+  CHECK(error_of("cluster: {topology: x.yaml}\nmodel: {preset: gpt-1.7b}\nparallel: 8\nsweep: {cluster.nodes: [1]}\nplans: {a: {tp: 2}}\n")
+            .find("plan family 'a' sets parallel.tp: 'parallel' is '8' in this file, not a map") != std::string::npos);
 }
 
 TEST_CASE("scan runner: results do not depend on the number of jobs") {

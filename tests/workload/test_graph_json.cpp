@@ -34,7 +34,7 @@ ExecutionGraph small_graph() {
   attn.cost.cls = inflect::core::KernelClass::attention;
   attn.cost.precision = inflect::core::Precision::fp8;
   attn.cost.flops = inflect::core::Flops(1.0 / 3.0);
-  attn.cost.bytes = inflect::core::Bytes(1e300);
+  attn.cost.bytes = inflect::core::Bytes(1e15 / 3.0);  // within the 1 PB bound, all 17 digits
   std::uint32_t ka = g.add_kernel(attn);
   GroupId grp = g.add_group(Group{{0, 1}, {{2, 3}}});
   Collective ar;
@@ -79,7 +79,7 @@ void expect_input_error(const std::string& text, const std::string& fragment) {
 
 TEST_CASE("graph JSON round trip is byte-identical") {
   // Writing, reading and writing again must give the same text, and the values must survive:
-  // 1/3 and 1e300 need all 17 significant digits, which nlohmann's shortest form keeps.
+  // 1/3 and 1e15/3 need all 17 significant digits, which nlohmann's shortest form keeps.
   ExecutionGraph g = small_graph();
   std::string a = graph_to_json(g);
   ExecutionGraph back = graph_from_json(a, "tiny.json");
@@ -159,6 +159,16 @@ TEST_CASE("corrupt graph JSON is an input error naming the field") {
     expect_input_error(replace(good, "\"tokens_per_step\"", "\"tokens_per_stp\""), "meta.tokens_per_stp: unknown figure 'tokens_per_stp' (did you mean 'tokens_per_step'?)");
     expect_input_error(replace(good, "\"tokens_per_step\":4096.0", "\"tokens_per_step\":-1"), "meta.tokens_per_step: -1 must be a finite number >= 0");
     expect_input_error(replace(good, "\"tokens_per_step\":4096.0", "\"micro_batches\":2.5"), "meta.micro_batches: 2.5 is not a whole number >= 1");
+  }
+  SUBCASE("figures past any hardware or model: a kernel of 1e308 FLOPs, absurd meta figures") {
+    // 1e308 FLOPs took 1e293 s even at 1 EFLOP/s: simulated time overflowed and the run said
+    // "deadlock"; meta figures of 1e308 gave "MFU inf %". The bounds are graph_json.cpp's kMax*.
+    // The GEMM's 2 x 2048 x 3072 x 1024 = 12884901888 FLOPs, as the writer spells them.
+    expect_input_error(replace(good, "12884901888.0", "1e308"),
+                       "kernels[0].flops: 1e+308 is out of range; at most 1e+20");
+    expect_input_error(replace(good, "\"tokens_per_step\":4096.0", "\"tokens_per_step\":1e308"), "meta.tokens_per_step: 1e+308 is out of range; at most 1e+12");
+    expect_input_error(replace(good, "\"tokens_per_step\":4096.0", "\"model_flops_per_step\":1e30"), "meta.model_flops_per_step: 1e+30 is out of range; at most 1e+27");
+    expect_input_error(replace(good, "\"tokens_per_step\":4096.0", "\"memory_peak_bytes\":1e16"), "meta.memory_peak_bytes: 1e+16 is out of range; at most 1e+15");
   }
   SUBCASE("duplicate stream") { expect_input_error(replace(good, "[\"compute\",\"comm\"]", "[\"comm\",\"comm\"]"), "listed twice"); }
   SUBCASE("huge integer") { expect_input_error(replace(good, "\"total_ranks\":4", "\"total_ranks\":18446744073709551615"), "out of range"); }

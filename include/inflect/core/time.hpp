@@ -36,14 +36,25 @@ class Time {
   constexpr rep count_ps() const { return v_; }
   constexpr double seconds() const { return static_cast<double>(v_) * 1e-12; }
 
-  constexpr Time operator+(Time o) const { return Time(v_ + o.v_); }
-  constexpr Time operator-(Time o) const { return Time(v_ - o.v_); }
-  constexpr Time& operator+=(Time o) { v_ += o.v_; return *this; }
-  constexpr Time& operator-=(Time o) { v_ -= o.v_; return *this; }
+  // Checked: a sum or difference past what int64 picoseconds hold (106 days) is refused rather
+  // than wrapped, which would put events in the past and surface as a bogus "deadlock". Only
+  // extreme inputs get there (a kernel of 1e308 FLOPs); Time::max() ("never") plus anything is
+  // refused the same way, so a caller must test for max() before adding to it.
+  constexpr Time operator+(Time o) const { return Time(checked(v_, o.v_, false)); }
+  constexpr Time operator-(Time o) const { return Time(checked(v_, o.v_, true)); }
+  constexpr Time& operator+=(Time o) { v_ = checked(v_, o.v_, false); return *this; }
+  constexpr Time& operator-=(Time o) { v_ = checked(v_, o.v_, true); return *this; }
   constexpr auto operator<=>(const Time&) const = default;
 
  private:
   constexpr explicit Time(rep v) : v_(v) {}
+  static constexpr rep checked(rep a, rep b, bool subtract) {
+    rep r = 0;
+    if (subtract ? __builtin_sub_overflow(a, b, &r) : __builtin_add_overflow(a, b, &r)) overflow(a, b, subtract);
+    return r;
+  }
+  /// Throws core::Error(input) naming the operation (src/core/time.cpp).
+  [[noreturn, gnu::cold]] static void overflow(rep a, rep b, bool subtract);
   rep v_ = 0;
 };
 

@@ -60,7 +60,12 @@ class MapReader {
   explicit MapReader(const Node& map);  // fails if the node is not a map
   Node required(const std::string& key);
   std::optional<Node> optional(const std::string& key);
+  /// Present with a value: `key:` written empty (or ~, null) is a missing value, so has() is false.
   bool has(const std::string& key) const;
+  /// Written with no value; required() and optional() refuse it via fail_empty().
+  bool written_empty(const std::string& key) const;
+  /// "'key' has no value" (or "missing required key 'key'"), at the key.
+  [[noreturn]] void fail_empty(const std::string& key, bool required = false) const;
   /// Unknown keys are errors: "unknown key 'schedul' (did you mean 'schedule'?); allowed: ...".
   void finish() const;
   const Node& node() const { return map_; }
