@@ -59,9 +59,15 @@ core::Bytes DeviceSpec::usable_memory(int communicators) const {
   return std::max(core::Bytes(0), hbm_capacity - memory_reserve.total(communicators));
 }
 
+const AttentionImplementation* DeviceSpec::find_attention(std::string_view implementation) const {
+  for (const auto& impl : attention_implementations)
+    if (impl.name == implementation) return &impl;
+  return nullptr;
+}
+
 DeviceSpec DeviceSpec::with_attention(std::string_view implementation) const {
-  for (const auto& impl : attention_implementations) {
-    if (impl.name != implementation) continue;
+  if (const AttentionImplementation* found = find_attention(implementation)) {
+    const AttentionImplementation& impl = *found;
     DeviceSpec d = *this;
     d.attention = impl.name;
     d.attention_efficiency = impl.forward;

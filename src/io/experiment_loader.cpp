@@ -389,7 +389,7 @@ void read_training(const Seen& seen, plan::Experiment& e) {
     if (t.attention.empty()) a.fail("empty attention implementation; leave the key out for the device's default");
   }
   {
-    const bool fp32_weights = t.precision == core::Precision::fp32 || t.precision == core::Precision::tf32;
+    const bool fp32_weights = core::stored_as_fp32(t.precision);
     const std::string master =
         seen.framework_value("training.optimizer.master_weights", t.framework).as_choice(option("training.optimizer.master_weights").allowed);
     // fp32 training has no separate master: the FP32 weights are updated in place (4 B r/w).
@@ -397,11 +397,12 @@ void read_training(const Seen& seen, plan::Experiment& e) {
     t.optimizer.remainder = !fp32_weights && master == "remainder";
     t.optimizer.moment =
         seen.framework_value("training.optimizer.moments", t.framework).as_choice(option("training.optimizer.moments").allowed) == "bf16" ? 2 : 4;
-    auto g = seen.get("training.optimizer.gradients");
-    if (!g && plan::framework_default(t.framework, "training.optimizer.gradients"))
-      g = seen.framework_value("training.optimizer.gradients", t.framework);
-    if (g)
-      t.optimizer.gradient = core::bytes_per_element(*core::parse_precision(g->as_choice(option("training.optimizer.gradients").allowed)));
+    // A derived default: the experiment's or the framework's value, else the training precision's
+    // (fp16 keeps fp16 main gradients, everything else fp32).
+    const char* grads = "training.optimizer.gradients";
+    if (seen.has(grads) || plan::framework_default(t.framework, grads))
+      t.optimizer.gradient = core::bytes_per_element(
+          *core::parse_precision(seen.framework_value(grads, t.framework).as_choice(option(grads).allowed)));
     else
       t.optimizer.gradient = t.precision == core::Precision::fp16 ? 2 : 4;
   }
@@ -418,12 +419,9 @@ void select_attention(const Seen& seen, plan::Experiment& e) {
   if (e.training.attention == "default" || e.training.attention == "unfused") return;
   // A framework's kernel (not one the experiment names) where the device has a curve for it; on a
   // device without one, the device's default: the framework says what it ran, not what exists.
-  if (!seen.has("training.attention")) {
-    const auto& impls = e.cluster.device.attention_implementations;
-    if (std::none_of(impls.begin(), impls.end(), [&](const auto& i) { return i.name == e.training.attention; })) {
-      e.training.attention = "default";
-      return;
-    }
+  if (!seen.has("training.attention") && e.cluster.device.find_attention(e.training.attention) == nullptr) {
+    e.training.attention = "default";
+    return;
   }
   e.cluster.device = located(seen.at("training.attention"),
                              [&] { return e.cluster.device.with_attention(e.training.attention); });

@@ -79,6 +79,13 @@ KernelBlocks::KernelBlocks(const PlanContext& ctx, workload::ExecutionGraph& g) 
     return cutter.cut_tp_overlap(name, ks, forward);
   };
   const bool split_backward = splits_backward(ctx.plan.schedule, ctx.shape);
+  // The attention core of a pass, uncut (workload::KernelSpec::attention_core).
+  auto attention_core_of = [](const std::vector<workload::KernelSpec>& ks) {
+    std::vector<workload::KernelSpec> out;
+    for (const auto& k : ks)
+      if (k.attention_core) out.push_back(k);
+    return out;
+  };
   auto split = [](const std::vector<workload::KernelSpec>& ks, bool weights) {
     std::vector<workload::KernelSpec> out;
     for (const auto& k : ks)
@@ -110,13 +117,8 @@ KernelBlocks::KernelBlocks(const PlanContext& ctx, workload::ExecutionGraph& g) 
     ring_step.insert(ring_step.end(), ctx.layer.cp_step_fwd.begin(), ctx.layer.cp_step_fwd.end());
     attn_ring_fwd = add_block("attn_core_ring_step", ring_step);
     if (ctx.plan.cp_comm == CpComm::all_gather) {
-      std::vector<workload::KernelSpec> whole_f, whole_b;
-      for (const auto& k : ctx.layer.attn_fwd)
-        if (k.attention_core) whole_f.push_back(k);
-      for (const auto& k : ctx.layer.attn_bwd)
-        if (k.attention_core) whole_b.push_back(k);
-      attn_core_whole_fwd = add_block("attn_core", whole_f);
-      attn_core_whole_bwd = add_block("attn_core_bwd", whole_b);
+      attn_core_whole_fwd = add_block("attn_core", attention_core_of(ctx.layer.attn_fwd));
+      attn_core_whole_bwd = add_block("attn_core_bwd", attention_core_of(ctx.layer.attn_bwd));
     }
     attn_post_fwd = add_block("attn_post", post);
     pre.clear(), core.clear(), post.clear();
@@ -187,12 +189,7 @@ KernelBlocks::KernelBlocks(const PlanContext& ctx, workload::ExecutionGraph& g) 
   embed_bwd = add_block("embed_bwd", workload::embedding_bwd(ctx.model, ctx.shard));
   head_fwd = add_block("head_fwd", workload::head_fwd(ctx.model, ctx.shard));
   head_bwd = add_block("head_bwd", workload::head_bwd(ctx.model, ctx.shard));
-  {
-    std::vector<workload::KernelSpec> core;
-    for (const auto& k : ctx.layer.attn_fwd)
-      if (k.attention_core) core.push_back(k);
-    core_recompute = add_block("attn_core_recompute", core);
-  }
+  core_recompute = add_block("attn_core_recompute", attention_core_of(ctx.layer.attn_fwd));
   if (ctx.plan.recompute == Recompute::selective && ctx.plan.selective_recompute == SelectiveRecompute::every_other_matmul)
     layer_recompute = add_block("layer_op_recompute", workload::every_other_matmul_recompute(ctx.model, ctx.layer));
   for (int s = 0; s < ctx.plan.pp; ++s) {
@@ -202,12 +199,9 @@ KernelBlocks::KernelBlocks(const PlanContext& ctx, workload::ExecutionGraph& g) 
     std::vector<workload::KernelSpec> ks{
         workload::optimizer_step(ctx.stage_shard_params[static_cast<std::size_t>(s)], ctx.experiment.training.precision,
                                  ctx.experiment.training.optimizer)};
-    double linear_params = 0;
-    for (int c : ctx.layout.chunks_of(s))
-      for (int l = ctx.layout.first_layer[static_cast<std::size_t>(c)];
-           l < ctx.layout.first_layer[static_cast<std::size_t>(c)] + ctx.layout.layers[static_cast<std::size_t>(c)]; ++l)
-        linear_params += layer_shard(ctx.model, l, ctx.plan.tp, ctx.plan.ep).total();
-    for (auto& k : workload::fp8_weight_casts(linear_params, ctx.experiment.training.precision)) ks.push_back(std::move(k));
+    for (auto& k : workload::fp8_weight_casts(ctx.memory.stages[static_cast<std::size_t>(s)].layer_params,
+                                              ctx.experiment.training.precision))
+      ks.push_back(std::move(k));
     optimizer.push_back(add_block(fmt::format("optimizer_stage{}", s), ks));
   }
 }

@@ -154,11 +154,12 @@ MemoryEstimate estimate_memory(const Experiment& e, int dp, const ScheduleFacts&
       weights += (p.reshard_after_forward ? 2 * widest : all) * (bpe + fp8_copy_bytes);
     }
     weights += fp8_copy_bytes * (p.zero >= 3 ? 0 : linear_params);
+    st.layer_params = linear_params;
     st.weights = core::Bytes(weights);
     st.gradients = core::Bytes(sharded(gbytes, 2));
     // Adam: the master weights (none when the weights are FP32 themselves: optimizer_step counts
     // them as the master) and two moments, by training.optimizer.
-    const bool fp32_weights = e.training.precision == core::Precision::fp32 || e.training.precision == core::Precision::tf32;
+    const bool fp32_weights = core::stored_as_fp32(e.training.precision);
     st.optimizer = core::Bytes(sharded((fp32_weights ? 0 : e.training.optimizer.master) + 2 * e.training.optimizer.moment, 1));
     // Per layer and micro-batch: an MoE layer keeps more than a dense one (the widest bound).
     const double per_layer_bytes = moe_layers ? per_layer_moe.value() : per_layer.value();

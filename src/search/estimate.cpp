@@ -398,11 +398,11 @@ Estimate Estimator::estimate(const Candidate& c, bool even_if_over_memory) {
 
   // The optimizer's time grows with the parameters it updates: the largest stage's bounds the step.
   double optimizer = kernel_s(workload::optimizer_step(most_shard_params, e_.training.precision, e_.training.optimizer).cost);
-  // FP8 recipes: the per-step FP8 weight copies of the largest stage (its held parameters; the
-  // embedding's share is small and counted too, an upper bound).
-  double most_params = 0;
-  for (const plan::StageMemory& st : mem.stages) most_params = std::max(most_params, st.params);
-  for (const auto& k : workload::fp8_weight_casts(most_params, e_.training.precision)) optimizer += kernel_s(k.cost);
+  // FP8 recipes: the per-step FP8 copies of the largest stage's linear weights, as the compiler
+  // casts them (plan::StageMemory::layer_params).
+  double most_layer_params = 0;
+  for (const plan::StageMemory& st : mem.stages) most_layer_params = std::max(most_layer_params, st.layer_params);
+  for (const auto& k : workload::fp8_weight_casts(most_layer_params, e_.training.precision)) optimizer += kernel_s(k.cost);
   out.compute_s = mbs * (best_f.compute + best_b.compute) + optimizer + interference;
   out.tp_s = mbs * (best_f.tp + best_b.tp);
   out.cp_s = mbs * (best_f.cp + best_b.cp);

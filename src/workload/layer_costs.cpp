@@ -503,7 +503,7 @@ KernelSpec optimizer_step(double params, core::Precision precision, const Optimi
   // moments and the main gradient, write master and moments, and, unless training in fp32, write
   // the 16-bit model weight (fp8 recipes also keep 16-bit weights). With FP32 master, moments and
   // gradients: 12 + 4 + 12 + 2 = 30 B/param. Remainders also read the 16-bit weight they extend.
-  bool fp32_weights = precision == core::Precision::fp32 || precision == core::Precision::tf32;
+  const bool fp32_weights = core::stored_as_fp32(precision);
   double per_param = 2 * (st.master + 2 * st.moment) + st.gradient + (fp32_weights ? 0 : 2) + (st.remainder ? 2 : 0);
   return memory("adam_step", params * per_param, params * kAdamOps, core::Precision::fp32);
 }
@@ -525,7 +525,7 @@ core::Bytes activation_bytes_per_layer(const ModelSpec& m, const ShardShape& s, 
   const double t = s.tp;
   const double sbh = sl * b * h;
   const double scale =
-      (s.precision == core::Precision::fp32 || s.precision == core::Precision::tf32) ? 2.0 : 1.0;
+      core::stored_as_fp32(s.precision) ? 2.0 : 1.0;
   double bytes = 0;
   switch (r) {
     case Recompute::full:

@@ -26,6 +26,10 @@ constexpr double bytes_per_element(Precision p) {
 /// attention in FP8 is the opt-in fp8_dpa). Every other precision holds activations in itself.
 constexpr Precision activation_precision(Precision p) { return p == Precision::fp8 ? Precision::bf16 : p; }
 
+/// Weights (and activations) stored in 4 bytes: fp32, and tf32, which is stored as fp32. Such a
+/// run keeps no separate master copy and writes no 16-bit weight after the optimizer.
+constexpr bool stored_as_fp32(Precision p) { return bytes_per_element(p) == 4; }
+
 std::string_view to_string(Precision p);
 /// Parses "fp32", "tf32", "bf16", "fp16", "fp8"; nullopt otherwise.
 std::optional<Precision> parse_precision(std::string_view s);

@@ -171,6 +171,8 @@ struct DeviceSpec {
   /// core::Error(input) "device 'h100-sxm' has no attention implementation 'fa4'; it has: ..." when
   /// the device measures none of that name.
   DeviceSpec with_attention(std::string_view implementation) const;
+  /// The implementation of that name, or nullptr when the device has none.
+  const AttentionImplementation* find_attention(std::string_view implementation) const;
 };
 
 }  // namespace inflect::hw

@@ -34,6 +34,9 @@ struct StageMemory {
   int stage = 0;
   double params = 0;  // parameters held by one rank of the stage
   double expert_params = 0;  // of which routed experts (sharded by tp and ep)
+  /// The rank's share of its layers' weights (after TP and EP), embedding and head left out: the
+  /// linear weights an FP8 recipe keeps FP8 copies of and casts once per step.
+  double layer_params = 0;
   core::Bytes weights, gradients, optimizer, activations, buffers;
   core::Bytes total() const { return weights + gradients + optimizer + activations + buffers; }
 };
