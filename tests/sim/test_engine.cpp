@@ -4,7 +4,7 @@
 
 #include "inflect/core/error.hpp"
 #include "inflect/sim/engine.hpp"
-#include "toy_cluster.hpp"
+#include "engine_fixtures.hpp"
 
 using namespace inflect;
 using workload::CollectiveKind;
@@ -13,24 +13,13 @@ using workload::OpId;
 using workload::OpType;
 using workload::ParallelDim;
 using workload::Phase;
+using test::mem_kernel;
+using test::Rig;
 
 namespace {
 
 constexpr double kTick = 1e-12;  // one picosecond: durations are rounded once per op
 
-// A memory-bound kernel of `bytes` on the toy device (1 TB/s, no launch cost): bytes / 1e12 s.
-std::uint32_t mem_kernel(ExecutionGraph& g, double bytes, const char* name = "k") {
-  core::KernelCost c;
-  c.cls = core::KernelClass::memory;
-  c.bytes = core::Bytes(bytes);
-  return g.add_kernel(workload::Kernel{name, c, {}});
-}
-
-struct Rig {
-  net::Topology topo;
-  hw::ComputeModel compute;
-  explicit Rig(int nodes = 1, double latency = 0) : topo(test::toy_topology(8, latency), nodes), compute(test::toy_device()) {}
-};
 
 struct Recorder : sim::Observer {
   std::vector<sim::OpSpan> spans;

@@ -8,7 +8,7 @@
 
 #include "inflect/sim/engine.hpp"
 #include "inflect/sim/variability.hpp"
-#include "toy_cluster.hpp"
+#include "engine_fixtures.hpp"
 
 using namespace inflect;
 using workload::CollectiveKind;
@@ -17,22 +17,11 @@ using workload::OpId;
 using workload::OpType;
 using workload::ParallelDim;
 using workload::Phase;
+using test::mem_kernel;
+using test::Rig;
 
 namespace {
 
-// A memory-bound kernel of `bytes` on the toy device (1 TB/s, no launch cost): bytes / 1e12 s.
-std::uint32_t mem_kernel(ExecutionGraph& g, double bytes) {
-  core::KernelCost c;
-  c.cls = core::KernelClass::memory;
-  c.bytes = core::Bytes(bytes);
-  return g.add_kernel(workload::Kernel{"k", c, {}});
-}
-
-struct Rig {
-  net::Topology topo;
-  hw::ComputeModel compute;
-  Rig() : topo(test::toy_topology(8, 0), 1), compute(test::toy_device()) {}
-};
 
 // Ranks 0 and 1: a 1 ms kernel, an all-reduce of 1e6 bytes after it, a 1 ms kernel after that.
 ExecutionGraph kernel_allreduce_kernel() {
