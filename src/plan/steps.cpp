@@ -201,7 +201,7 @@ void StepBuilder::forward_ops(RankId r, int mb, int chunk, StepOps& out) {
   // updated are issued at once, before anything else of the step (in steady state: right after
   // the previous step's optimizer), and each layer of the first micro-batch waits for its own.
   std::vector<int> param_gathers;
-  if (ctx_.plan.zero < 3 && ctx_.overlap_param_gather && mb == 0)
+  if (ctx_.overlap_param_gather && mb == 0)  // PlanContext sets it only under ZeRO 1/2
     for (int l = 0; l < n; ++l) param_gathers.push_back(dp_ops_.gather_params(r, first + l, mb, Phase::forward, out));
   if (prev >= 0 && ctx_.layout.owner[static_cast<std::size_t>(prev)] != s) {
     const RankId from = ctx_.at_stage(r, ctx_.layout.owner[static_cast<std::size_t>(prev)]);
