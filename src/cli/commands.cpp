@@ -13,6 +13,7 @@
 #include "inflect/io/device_catalog.hpp"
 #include "inflect/io/experiment_loader.hpp"
 #include "inflect/io/profile_loader.hpp"
+#include "inflect/io/provenance.hpp"
 #include "inflect/io/report_json.hpp"
 #include "inflect/plan/compiler.hpp"
 #include "inflect/plan/plausibility.hpp"
@@ -73,6 +74,8 @@ void check_full_fidelity_budget(const plan::Experiment& e, const RunArgs& a) {
 }
 
 int cmd_run(const RunArgs& a) {
+  // Every file the run reads, for report.json's provenance.
+  io::InputRecorder inputs;
   const io::DeviceCatalog catalog = load_catalog(a.catalog_dirs);
   plan::Experiment e = io::load_experiment(a.experiment, catalog);
   if (!a.profile.empty()) io::apply_profile(e, io::load_profile(a.profile), catalog);
@@ -90,6 +93,7 @@ int cmd_run(const RunArgs& a) {
     so.observer = &trace;
   }
   analysis::RunReport r = analysis::simulate(e, so);
+  r.provenance = io::provenance_of(e, inputs.files());
   print_warnings(r.warnings);
   const bool traced = !a.no_trace && r.simulated;
   if (write_files) {

@@ -7,6 +7,7 @@
 
 #include "inflect/io/device_catalog.hpp"
 #include "inflect/plan/fidelity.hpp"
+#include "inflect/scan/scan_file.hpp"
 
 namespace inflect::cli {
 
@@ -15,6 +16,7 @@ inline constexpr int kExitOk = 0;            // simulated (or, for validate, wou
 inline constexpr int kExitInternal = 1;      // a defect in inflect
 inline constexpr int kExitInput = 2;         // bad input: a file, a key, a command-line option
 inline constexpr int kExitNotSimulated = 3;  // valid but not simulated (memory does not fit); a gate failed
+inline constexpr int kExitGateFailed = 3;     // the same code: compare, study, validate-suite --gate found a regression
 
 struct RunArgs {
   std::string experiment;
@@ -46,7 +48,25 @@ struct ScanArgs {
   std::string profile;  // a calibrated profile applied to every point
   /// The most points (before where: filters) a scan may expand to before it is refused: a budget
   /// the user raises on purpose, so a short file cannot start hours of work by accident.
-  int max_points = 10000;
+  int max_points = scan::kDefaultMaxPoints;
+};
+
+/// inflect compare BASE NEW (docs/studies.md).
+struct CompareArgs {
+  std::string base, now;
+  std::vector<std::string> fail_on;  // METRIC:CHANGE thresholds
+  std::string thresholds_file;       // a YAML file with fail_on:
+  std::string markdown, junit;       // also write these files
+  bool all = false;                  // list unchanged points too
+};
+
+/// inflect study STUDY.yaml (docs/studies.md).
+struct StudyArgs {
+  std::string file;
+  std::string out_dir = "out/study";
+  int jobs = 0;
+  bool update_baselines = false;
+  bool quiet = false;
 };
 
 struct SearchArgs {
@@ -111,6 +131,8 @@ int cmd_check_collectives(const CheckCollectivesArgs& a);
 int cmd_calibrate(const CalibrateArgs& a);
 int cmd_collective(const CollectiveArgs& a);
 int cmd_search(const SearchArgs& a);
+int cmd_compare(const CompareArgs& a);
+int cmd_study(const StudyArgs& a);
 int cmd_scan(const ScanArgs& a);
 int cmd_report(const std::string& dir);
 int cmd_merge(const std::vector<std::string>& dirs, const std::string& out_dir);

@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer("Exit codes (README.md \"Exit codes\"): 0 simulated (validate: would be); 1 internal error; 2 bad input "
              "(a file, a key, an option); 3 valid but not simulated (memory does not fit; run --ignore-memory simulates "
-             "anyway; validate-suite: its --gate failed).");
+             "anyway; validate-suite: its --gate failed; compare, study: a regression).");
 
   cli::RunArgs run;
   auto* run_cmd = app.add_subcommand("run", "simulate one experiment: summary on stdout, report.json and trace.json in --out");
@@ -173,6 +173,31 @@ int main(int argc, char** argv) {
       ->type_name("PCT");
   add_fidelity_option(suite_cmd, suite.fidelity, "full or symmetric (default)");
 
+  cli::CompareArgs cmp;
+  auto* compare_cmd = app.add_subcommand("compare", "compare two reports, two scan result folders or two study result folders "
+                                                    "point by point; exit 3 when a threshold is crossed or a point appeared, "
+                                                    "vanished or changed status");
+  compare_cmd->add_option("base", cmp.base, "the base: report.json, a scan's --out folder or a study's")->required();
+  compare_cmd->add_option("new", cmp.now, "the new side, of the same kind")->required();
+  compare_cmd->add_option("--fail-on", cmp.fail_on, "METRIC:CHANGE, e.g. step_time_s:+2% tokens_per_s:-1% mfu:1% "
+                                                    "memory.peak_bytes:+0; repeatable")
+      ->type_name("METRIC:CHANGE");
+  compare_cmd->add_option("--thresholds", cmp.thresholds_file, "a YAML file with fail_on: {metric: change, ...}")->type_name("FILE");
+  compare_cmd->add_option("--markdown", cmp.markdown, "also write the comparison as Markdown (a pull-request comment)")
+      ->type_name("FILE");
+  compare_cmd->add_option("--junit", cmp.junit, "also write JUnit XML (a test case per point and metric)")->type_name("FILE");
+  compare_cmd->add_flag("--all", cmp.all, "list unchanged points too");
+
+  cli::StudyArgs study_args;
+  auto* study_cmd = app.add_subcommand("study", "run a regression study (experiments and scans with baselines) and compare "
+                                                "with its baselines; exit 3 on a regression");
+  study_cmd->add_option("study", study_args.file, "study YAML (docs/studies.md)")->required();
+  study_cmd->add_option("--out", study_args.out_dir, "folder for the results and comparison.{txt,md}, junit.xml (default out/study)");
+  study_cmd->add_option("--jobs,-j", study_args.jobs, "threads (default: all hardware threads)")->check(CLI::NonNegativeNumber);
+  study_cmd->add_flag("--update-baselines", study_args.update_baselines,
+                      "rewrite the baselines from this run, on purpose (the comparison is still printed)");
+  study_cmd->add_flag("--quiet,-q", study_args.quiet, "no progress lines");
+
   bool quick = false;
   auto* bench_cmd = app.add_subcommand("bench", "measure the simulator's own speed");
   bench_cmd->add_flag("--quick", quick, "skip the 16,384-GPU full-fidelity case");
@@ -200,6 +225,8 @@ int main(int argc, char** argv) {
     if (*devices_cmd) return cli::cmd_devices(catalog_dirs);
     if (*export_cmd) return cli::cmd_export(export_file, export_out, export_fidelity, catalog_dirs);
     if (*bench_cmd) return cli::cmd_bench(quick);
+    if (*compare_cmd) return cli::cmd_compare(cmp);
+    if (*study_cmd) return cli::cmd_study(study_args);
     if (*coll_cmd) return cli::cmd_collective(coll);
     if (*check_cmd) return cli::cmd_check_collectives(check);
     if (*calib_cmd) return cli::cmd_calibrate(calib_args);

@@ -354,6 +354,9 @@ void read_workload(const Seen& seen, const std::string& base_dir, plan::Experime
     e.workload.model = located(*model, [&] { return parse_model(*model); });
   } else {
     e.workload.trace_file = resolve(seen.require("workload.trace"), base_dir, "execution graph");
+    // The workload layer reads the trace when it runs; read here too, so that the report's
+    // provenance (and a scan point's fingerprint) covers its content.
+    (void)read_text_file(e.workload.trace_file, "execution graph");
   }
 }
 
@@ -689,7 +692,7 @@ plan::Experiment parse_document(const Node& root, const std::string& base_dir, b
 }  // namespace
 
 plan::Experiment load_experiment(const std::string& path, const DeviceCatalog& catalog) {
-  Node root = load_yaml_file(path);
+  Node root = load_yaml_file(path, "experiment");
   std::string dir = fs::path(path).parent_path().string();
   return parse_experiment(root, dir.empty() ? "." : dir, true, catalog);
 }

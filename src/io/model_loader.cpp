@@ -10,6 +10,7 @@
 
 #include "inflect/core/error.hpp"
 #include "inflect/core/strings.hpp"
+#include "inflect/io/provenance.hpp"
 #include "io/embedded.hpp"
 
 namespace inflect::io {
@@ -118,6 +119,7 @@ std::optional<PresetFile> find_preset(const std::string& name) {
 }
 
 ModelSpec load_preset(const PresetFile& p, const std::string& name) {
+  note_input("model preset", "built-in:" + p.file, p.text);  // compiled in: the report's provenance names it
   Node root = load_yaml_string(std::string(p.text), p.file);
   MapReader r(root);
   ModelSpec m;

@@ -79,7 +79,7 @@ Profile parse_profile(const Node& root) {
   return out;
 }
 
-Profile load_profile(const std::string& path) { return parse_profile(load_yaml_file(path)); }
+Profile load_profile(const std::string& path) { return parse_profile(load_yaml_file(path, "profile")); }
 
 void apply_profile(net::TopologySpec& spec, const net::CollectiveProfile& profile) {
   if (profile.topology != spec.name)

@@ -94,6 +94,34 @@ const Json* find_path(const Json& in, std::string_view path) {
   }
 }
 
+// report.json `provenance` (docs/report.md): not in the field table, which holds figures; this is
+// where the figures came from.
+Json provenance_json(const analysis::Provenance& p) {
+  Json j;
+  j["inflect_version"] = p.inflect_version;
+  Json inputs = Json::array();
+  for (const auto& f : p.inputs) inputs.push_back(Json{{"role", f.role}, {"path", f.path}, {"fnv1a64", f.hash}});
+  j["inputs"] = std::move(inputs);
+  Json effective = Json::object();
+  for (const auto& [key, value] : p.effective) effective[key] = value;
+  j["effective"] = std::move(effective);
+  return j;
+}
+
+analysis::Provenance provenance_from_json(const Json& j) {
+  analysis::Provenance p;
+  if (!j.is_object()) return p;
+  if (auto v = j.find("inflect_version"); v != j.end() && v->is_string()) p.inflect_version = v->get<std::string>();
+  if (auto in = j.find("inputs"); in != j.end() && in->is_array())
+    for (const auto& f : *in)
+      if (f.is_object() && f.value("path", Json()).is_string())
+        p.inputs.push_back({f.value("role", std::string()), f["path"].get<std::string>(), f.value("fnv1a64", std::string())});
+  if (auto eff = j.find("effective"); eff != j.end() && eff->is_object())
+    for (const auto& [key, value] : eff->items())
+      if (value.is_string()) p.effective.emplace_back(key, value.get<std::string>());
+  return p;
+}
+
 }  // namespace
 
 Json report_json(const analysis::RunReport& r, bool include_volatile) {
@@ -107,6 +135,7 @@ Json report_json(const analysis::RunReport& r, bool include_volatile) {
       continue;
     at_path(j, f.key) = to_json(field_value({&f, nullptr}, r));
   }
+  if (!r.provenance.empty()) j["provenance"] = provenance_json(r.provenance);
   return j;
 }
 
@@ -138,6 +167,7 @@ analysis::RunReport report_from_json(const Json& j) {
     if (!x || (x->is_null() && !field_known(f, r))) continue;
     f.set(r, from_json(*x));
   }
+  if (const Json* p = find_path(j, "provenance")) r.provenance = provenance_from_json(*p);
   return r;
 }
 

@@ -160,7 +160,7 @@ net::CollectiveSettings parse_collectives(const std::optional<Node>& node) {
       const std::filesystem::path rel(library);
       const std::filesystem::path path =
           rel.is_absolute() ? rel : std::filesystem::path(node->file()).parent_path() / rel;
-      c.library = parse_collective_library(located(*lib_node, [&] { return load_yaml_file(path.string()); }));
+      c.library = parse_collective_library(located(*lib_node, [&] { return load_yaml_file(path.string(), "collective library"); }));
     } else {
       c.library = located(lib_node ? *lib_node : *node, [&] { return find_collective_library(library); });
     }
@@ -243,6 +243,6 @@ net::TopologySpec parse_topology(const Node& root) {
   return spec;
 }
 
-net::TopologySpec load_topology(const std::string& path) { return parse_topology(load_yaml_file(path)); }
+net::TopologySpec load_topology(const std::string& path) { return parse_topology(load_yaml_file(path, "topology")); }
 
 }  // namespace inflect::io

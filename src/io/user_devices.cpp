@@ -63,7 +63,7 @@ std::string device_origin(const hw::DeviceSpec& d) {
 }
 
 void DeviceCatalog::add_file(const std::string& path) {
-  const Node root = load_yaml_file(path);
+  const Node root = load_yaml_file(path, "device file");
   hw::DeviceSpec d = parse_device(root);
   if (!check_new(d, root, *this)) return;
   std::vector<hw::DeviceSpec> next = copy_of(added_);
@@ -132,7 +132,7 @@ std::vector<hw::DeviceSpec> DeviceCatalog::all() const {
 std::vector<hw::DeviceSpec> DeviceCatalog::added() const { return copy_of(added_); }
 
 hw::DeviceSpec load_device_file(const std::string& path, const DeviceCatalog& catalog) {
-  const Node root = load_yaml_file(path);
+  const Node root = load_yaml_file(path, "device file");
   hw::DeviceSpec d = parse_device(root);
   (void)check_new(d, root, catalog);
   return d;

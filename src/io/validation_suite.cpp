@@ -212,6 +212,17 @@ std::vector<std::string> validation_case_files(const std::string& dir) {
   return files;
 }
 
+std::vector<FigureError> figure_errors(const analysis::RunReport& r, const ValidationCase& c) {
+  std::vector<FigureError> out;
+  for (Figure f : kFigures) {
+    const auto pub = c.published(f);
+    if (!pub) continue;
+    const double pred = predicted(r, c, f);
+    out.push_back({f, pred, *pub, (pred - *pub) / *pub});
+  }
+  return out;
+}
+
 std::vector<CaseResult> run_validation_suite(const std::vector<std::string>& files, const SuiteOptions& options) {
   std::vector<ValidationCase> cases;
   std::vector<plan::Experiment> experiments;
@@ -233,12 +244,7 @@ std::vector<CaseResult> run_validation_suite(const std::vector<std::string>& fil
     out.plan = r.plan;
     out.gpus = r.devices;
     out.fits = r.memory.fits;
-    for (Figure f : kFigures) {
-      const auto pub = out.c.published(f);
-      if (!pub) continue;
-      const double pred = predicted(r, out.c, f);
-      out.figures.push_back({f, pred, *pub, (pred - *pub) / *pub});
-    }
+    out.figures = figure_errors(r, out.c);
   });
   return results;
 }

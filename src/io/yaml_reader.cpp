@@ -8,6 +8,7 @@
 
 #include "inflect/core/strings.hpp"
 #include "inflect/core/units_parse.hpp"
+#include "inflect/io/provenance.hpp"
 
 namespace inflect::io {
 
@@ -305,9 +306,11 @@ std::string read_text_file(const std::string& path, const std::string& what) {
   if (!in) throw Error(ErrorKind::io, fmt::format("cannot open {} '{}': no such file or not readable", what, path));
   std::stringstream ss;
   ss << in.rdbuf();
-  return ss.str();
+  std::string text = ss.str();
+  note_input(what, path, text);  // the report's provenance (io/provenance.hpp)
+  return text;
 }
 
-Node load_yaml_file(const std::string& path) { return load_yaml_string(read_text_file(path), path); }
+Node load_yaml_file(const std::string& path, const std::string& what) { return load_yaml_string(read_text_file(path, what), path); }
 
 }  // namespace inflect::io

@@ -18,6 +18,7 @@
 #include "inflect/core/error.hpp"
 #include "inflect/core/parallel.hpp"
 #include "inflect/io/experiment_loader.hpp"
+#include "inflect/io/provenance.hpp"
 #include "inflect/io/topology_loader.hpp"
 #include "inflect/scan/out_lock.hpp"
 
@@ -58,6 +59,9 @@ ScanRow run_point(const ScanSpec& spec, const ScanPoint& point, plan::Fidelity f
   };
   identify(row);
   plan::Experiment e;
+  // Every file the point reads (its topology, device files, a trace), for its report's provenance
+  // and for --resume, which re-runs a point whose files changed.
+  io::InputRecorder inputs;
   try {
     auto file = std::make_shared<const std::string>(fmt::format("{} (point {}: {})", spec.file, point.index,
                                                                 point.key.empty() ? "base" : point.key));
@@ -72,7 +76,11 @@ ScanRow run_point(const ScanSpec& spec, const ScanPoint& point, plan::Fidelity f
   try {
     analysis::SimulateOptions so;
     so.fidelity = fidelity;
-    row = row_from_report(analysis::simulate(e, so));
+    analysis::RunReport r = analysis::simulate(e, so);
+    std::vector<analysis::InputFile> files = {{"scan", spec.file, core::content_hash(spec.text)}};
+    files.insert(files.end(), inputs.files().begin(), inputs.files().end());
+    r.provenance = io::provenance_of(e, files);
+    row = row_from_report(r);
     identify(row);
   } catch (const std::exception& err) {
     const auto* ce = dynamic_cast<const core::Error*>(&err);
@@ -121,12 +129,23 @@ ScanOutcome run_scan(const ScanSpec& spec, const std::string& out_dir, const Sca
   if (options.resume && fs::exists(jsonl_path))
     for (auto& r : read_rows(jsonl_path)) kept.emplace(r.key, std::move(r));
 
+  std::map<std::string, std::optional<std::string>> hash_now;  // path -> its fingerprint now, read once
+  auto files_unchanged = [&](const ScanRow& r) {
+    for (const auto& f : r.report.provenance.inputs) {
+      if (f.role == "scan") continue;  // the point's own document is compared above (ScanPoint::inputs)
+      auto [it, fresh] = hash_now.try_emplace(f.path);
+      if (fresh) it->second = io::current_hash(f);
+      if (it->second != f.hash) return false;
+    }
+    return true;
+  };
   std::vector<const ScanPoint*> todo;
   std::vector<ScanRow> rows;
   for (const auto& p : points) {
     if (p.index % options.shard_count != options.shard_index) continue;
-    // A kept row is this point's only if it ran the same experiment (a changed base re-runs it).
-    if (auto it = kept.find(p.key); it != kept.end() && it->second.inputs == p.inputs) {
+    // A kept row is this point's only if it ran the same experiment (a changed base re-runs it)
+    // from files that have not changed since (a topology edited between runs re-runs it too).
+    if (auto it = kept.find(p.key); it != kept.end() && it->second.inputs == p.inputs && files_unchanged(it->second)) {
       ScanRow r = std::move(it->second);
       r.index = p.index;
       r.values = p.values;

@@ -12,10 +12,12 @@
 //   labels: [slow]             # ctest labels (read by tests/CMakeLists.txt; optional)
 //   exit: 3                    # the exit code the command must give (README.md "Exit codes"; default 0)
 //
-// What depends on the machine is masked, in one rule: in a .json file every object's "timing"
-// member (report.json's simulator.timing, search.json's timing) is replaced by kMasked. JSON is
-// then written back as inflect writes it (2-space indent, keys in their order), so the rest
-// compares byte for byte. Everything else is compared as it is.
+// What depends on the machine or the build is masked, in one rule: in a .json file (and in each
+// line of a .jsonl file) every object's "timing" member (report.json's simulator.timing,
+// search.json's timing) and every "inflect_version" string (report.json's
+// provenance.inflect_version: the build's git describe) is replaced by kMasked. JSON is then
+// written back as inflect writes it (2-space indent, keys in their order; rows compact), so the
+// rest compares byte for byte. Everything else is compared as it is.
 #include <yaml-cpp/yaml.h>
 
 #include <sys/wait.h>
@@ -96,7 +98,7 @@ void write_file(const fs::path& p, const std::string& text) {
 void mask(Json& j) {
   if (j.is_object()) {
     for (auto& [key, value] : j.items()) {
-      if (key == "timing" && value.is_object())
+      if ((key == "timing" && value.is_object()) || (key == "inflect_version" && value.is_string()))
         value = kMasked;
       else
         mask(value);
@@ -107,9 +109,21 @@ void mask(Json& j) {
 }
 
 bool is_json(const std::string& name) { return name.size() > 5 && name.substr(name.size() - 5) == ".json"; }
+bool is_jsonl(const std::string& name) { return name.size() > 6 && name.substr(name.size() - 6) == ".jsonl"; }
 
 /// The comparable form of one output: JSON masked and rewritten as inflect writes it.
 std::string normalized(const std::string& name, const std::string& text) {
+  if (is_jsonl(name)) {
+    // One JSON value per line, written compact as inflect writes rows.
+    std::istringstream in(text);
+    std::string out, line;
+    while (std::getline(in, line)) {
+      Json j = Json::parse(line);
+      mask(j);
+      out += j.dump() + "\n";
+    }
+    return out;
+  }
   if (!is_json(name)) return text;
   Json j = Json::parse(text);
   mask(j);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "inflect/core/units.hpp"
@@ -50,6 +51,28 @@ struct MemoryReport {
   int peak_stage = 0;           // pipeline stage of the largest rank
   std::vector<MemoryPart> parts;  // of the largest rank, largest first
   bool known = true;            // false for a replayed trace that carries no memory figures
+};
+
+/// One file a run read, as the report's provenance lists it: what it was for ("experiment",
+/// "topology", "device", "profile", "execution graph", ...), where (relative to the working
+/// directory when under it; "built-in:NAME" for the catalog compiled into the binary) and a
+/// fingerprint of its bytes (core::content_hash).
+struct InputFile {
+  std::string role;
+  std::string path;
+  std::string hash;
+  bool operator==(const InputFile&) const = default;
+};
+
+/// Where a report came from (report.json `provenance`, docs/report.md): the inflect build, every
+/// file the run read, and the experiment as simulated, after defaults, as (option key, value)
+/// pairs in the option table's order. io fills it (io/provenance.hpp); a report without it (a
+/// test's, a report written before it existed) has it empty.
+struct Provenance {
+  std::string inflect_version;  // `git describe` of the build ("" when unknown)
+  std::vector<InputFile> inputs;
+  std::vector<std::pair<std::string, std::string>> effective;
+  bool empty() const { return inflect_version.empty() && inputs.empty() && effective.empty(); }
 };
 
 struct SimulatorStats {
@@ -154,6 +177,7 @@ struct RunReport {
   VariabilityReport variability;
   std::vector<StepRecord> steps;  // every simulated step, first to last
   SimulatorStats simulator;
+  Provenance provenance;
 };
 
 }  // namespace inflect::analysis

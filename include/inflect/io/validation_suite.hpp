@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "inflect/analysis/run_report.hpp"
 #include "inflect/io/yaml_reader.hpp"
 #include "inflect/plan/fidelity.hpp"
 
@@ -58,6 +59,11 @@ struct FigureError {
   double published = 0;
   double error = 0;  // (predicted - published) / published; a step time over is too slow, a throughput over too fast
 };
+
+/// Every figure `c` publishes set against the run's prediction, headline first (a step time,
+/// then throughputs and utilisation). A figure the run cannot give (a replayed trace without
+/// tokens) is a core::Error(input) naming the case.
+std::vector<FigureError> figure_errors(const analysis::RunReport& r, const ValidationCase& c);
 
 struct CaseResult {
   ValidationCase c;

@@ -89,9 +89,10 @@ auto located(const Node& at, Fn&& fn) -> decltype(fn()) {
 }
 
 /// A whole file as text; a missing or unreadable file is ErrorKind::io naming `what` ("scan file").
+/// The read is recorded for the report's provenance under the role `what` (io/provenance.hpp).
 std::string read_text_file(const std::string& path, const std::string& what = "file");
 /// Loads a YAML file; a missing file is ErrorKind::io, a syntax error ErrorKind::input with line.
-Node load_yaml_file(const std::string& path);
+Node load_yaml_file(const std::string& path, const std::string& what = "file");
 /// Parses YAML text; `name` stands in for the file name in messages.
 Node load_yaml_string(const std::string& text, const std::string& name);
 

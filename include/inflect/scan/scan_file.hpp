@@ -77,6 +77,10 @@ struct ScanPoint {
 /// Reads and checks a scan file: axes name experiment keys that exist, axes of a zip have equal
 /// lengths, where clauses parse, families set only parallel keys (or dotted paths), analysis
 /// options are in range. Throws core::Error(input|io) with file, line and key.
+/// The most points a scan may expand to before its where: filters unless the user raises it
+/// (`inflect scan --max-points`); past it a scan is refused before anything is expanded.
+inline constexpr int kDefaultMaxPoints = 10000;
+
 ScanSpec load_scan(const std::string& path);
 /// Same from text; `name` stands in for the file name in messages.
 ScanSpec parse_scan(const std::string& text, const std::string& name, const std::string& base_dir);
