@@ -11,7 +11,8 @@ namespace inflect::scan::svg {
 namespace {
 
 constexpr double kWidth = 940, kHeight = 380;
-constexpr double kLeft = 78, kRight = 330, kTop = 36, kBottom = 52;  // margins; legend on the right
+constexpr double kLeft = 78, kTop = 36, kBottom = 52;  // margins; the legend takes the right one
+constexpr double kLegendText = 290;  // the widest a legend line may be before it wraps
 constexpr double kFont = 12, kSmall = 10, kTitle = 14;
 constexpr double kGap = 6;  // the least space between two tick labels
 
@@ -128,6 +129,14 @@ struct Canvas {
   }
 };
 
+// The right margin: as wide as the legend needs (swatch, 12 px either side, its widest name up to
+// kLegendText, then wrapped), so short names leave the plot more of the width.
+double right_margin(const std::vector<std::string>& names) {
+  double widest = 60;
+  for (const auto& n : names) widest = std::max(widest, std::min(text_width(n, kFont), kLegendText));
+  return 12 + 20 + widest + 12;
+}
+
 // A legend in the right margin from x to `right`: a swatch and the name per entry, wrapped to fit;
 // returns the y below its last line.
 double legend(Canvas& cv, double x, double right, const std::vector<std::string>& names, bool squares) {
@@ -215,7 +224,10 @@ std::string render(const LinePlot& p, Layout* layout) {
   lo -= pad;
   hi += pad;
   const double ytop = ymax > 0 ? ymax * 1.08 : 1;
-  const double w = kWidth - kLeft - kRight, h = kHeight - kTop - kBottom;
+  std::vector<std::string> names;
+  for (const auto& l : p.lines) names.push_back(l.name);
+  const double right = right_margin(names);
+  const double w = kWidth - kLeft - right, h = kHeight - kTop - kBottom;
   auto px = [&](double x) { return kLeft + (fx(x) - lo) / (hi - lo) * w; };
   auto py = [&](double y) { return kTop + h - y / ytop * h; };
 
@@ -239,7 +251,6 @@ std::string render(const LinePlot& p, Layout* layout) {
   cv.rotated(16, kTop + h / 2, -90, kFont, "middle", p.y_label, "axis");
 
   // Lines and points.
-  std::vector<std::string> names;
   for (std::size_t i = 0; i < p.lines.size(); ++i) {
     const auto& l = p.lines[i];
     std::string pts;
@@ -247,9 +258,8 @@ std::string render(const LinePlot& p, Layout* layout) {
     cv.s += fmt::format(R"~(<polyline points="{}" fill="none" stroke="{}" stroke-width="2"/>)~", pts, colour(i));
     for (const auto& [x, y] : l.points)
       cv.s += fmt::format(R"~(<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="{}"/>)~", px(x), py(y), colour(i));
-    names.push_back(l.name);
   }
-  const double legend_end = legend(cv, kWidth - kRight + 12, kWidth, names, false);
+  const double legend_end = legend(cv, kWidth - right + 12, kWidth, names, false);
   // Labels of vertical markers (crossovers) sit in rows at the top of the plot: each goes into the
   // first row where it does not overlap a label already there, right of its line, or left of it
   // when it would run past the plot's edge (into the legend), so crossovers at nearby scales stay
@@ -291,8 +301,9 @@ std::string render(const LinePlot& p, Layout* layout) {
 
 std::string render(const StackedBars& p, Layout* layout) {
   const double per_bar = 26;
-  const double width = std::max(kWidth, kLeft + kRight + per_bar * static_cast<double>(p.bars.size()));
-  const double w = width - kLeft - kRight, h = kHeight - kTop - kBottom;
+  const double right = right_margin(p.components);
+  const double width = std::max(kWidth, kLeft + right + per_bar * static_cast<double>(p.bars.size()));
+  const double w = width - kLeft - right, h = kHeight - kTop - kBottom;
   std::vector<double> totals;
   double ymax = 0;
   for (const auto& b : p.bars) {
@@ -330,7 +341,7 @@ std::string render(const StackedBars& p, Layout* layout) {
     cv.rotated(x + slot * 0.35, kTop + h + 10, 60, kSmall, "start", b.label, "bar");
     bottom = std::max(bottom, cv.texts.back().y1 + 8);
   }
-  const double legend_end = legend(cv, width - kRight + 12, width, p.components, true);
+  const double legend_end = legend(cv, width - right + 12, width, p.components, true);
   return cv.finish(width, std::max(bottom, legend_end + 8), layout);
 }
 
