@@ -217,6 +217,47 @@ std::vector<Finding> series_findings(const Series& s, const InflectionOptions& o
   return out;
 }
 
+std::string inflection_verdict(const Series& s, const InflectionOptions& o, const std::string& unit, bool devices_scale) {
+  const auto& pts = s.points;
+  if (pts.empty()) return "no knee can be told: the series has no simulated point";
+  const std::string span = fmt::format("between {} and {} {}", format_scale(pts.front().scale), format_scale(pts.back().scale), unit);
+  if (pts.size() < 3) {
+    std::string at;
+    for (const auto& p : pts) at += fmt::format("{}{}", at.empty() ? "" : " and ", format_scale(p.scale));
+    return fmt::format("no knee can be told: Kneedle needs 3 points, the series has {} ({} {})", pts.size(), at, unit);
+  }
+  const auto metrics = scaling_metrics(s);
+  std::vector<double> x, y;
+  for (const auto& p : pts) {
+    x.push_back(o.knee_log_scale ? std::log2(p.scale) : p.scale);
+    y.push_back(p.throughput);
+  }
+  const auto knees = kneedle(x, y, o.knee_sensitivity);
+  if (knees.empty()) {
+    if (!devices_scale)
+      return fmt::format("no knee {}: throughput goes from {:.4g} to {:.4g} tokens/s, {:+.0f}% (Kneedle, S = {:g})", span,
+                         pts.front().throughput, pts.back().throughput,
+                         100 * (pts.back().throughput / pts.front().throughput - 1), o.knee_sensitivity);
+    double low = metrics[0].efficiency;
+    for (const auto& m : metrics) low = std::min(low, m.efficiency);
+    // The largest whole percent strictly below the lowest efficiency, so "stays above" is true as printed.
+    return fmt::format("no knee {}: efficiency stays above {:.0f}% (Kneedle, S = {:g})", span, std::ceil(100 * low) - 1,
+                       o.knee_sensitivity);
+  }
+  std::string v;
+  for (std::size_t k : knees) {
+    const auto& a = pts[k];
+    const auto& b = pts[k + 1];
+    v += fmt::format("{}knee at {} {} (Kneedle, S = {:g}): going on to {} {} buys {:.0f}% more throughput", v.empty() ? "" : "; ",
+                     format_scale(a.scale), unit, o.knee_sensitivity, format_scale(b.scale), unit,
+                     100 * (b.throughput / a.throughput - 1));
+    if (devices_scale)
+      v += fmt::format(", efficiency {} -> {}", pct(metrics[k].efficiency), pct(metrics[k + 1].efficiency));
+    v += fmt::format(", because {}", why_between(a, b, unit));
+  }
+  return v;
+}
+
 std::vector<Finding> crossovers(const Series& a, const Series& b, const std::string& unit) {
   struct Common {
     double scale;

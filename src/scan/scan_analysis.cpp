@@ -95,6 +95,7 @@ ScanAnalysis analyze(const ScanMeta& m, const std::vector<ScanRow>& rows) {
 
   for (auto& s : out.series) {
     s.metrics = analysis::scaling_metrics(s.series);
+    s.verdict = analysis::inflection_verdict(s.series, m.inflection, out.unit, m.scale == "devices");
     for (auto& f : analysis::series_findings(s.series, m.inflection, out.unit)) out.findings.push_back(std::move(f));
   }
   // Crossovers between series that differ in exactly one respect (the family, or one axis value):

@@ -168,6 +168,32 @@ TEST_CASE("series findings: infeasible scales are reported with their reason") {
   CHECK(fs[0].why.find("divisible") != std::string::npos);
 }
 
+TEST_CASE("inflection verdict: every series gets one, knee or no knee, computed from the curve") {
+  // No knee: 100, 199, 396, 780 tokens/s at 16..128 GPUs; efficiency 100%, 99.5%, 99%, 97.5%
+  // (780/128 over 100/16). Kneedle on log2: x_n = 0, 1/3, 2/3, 1; y_n = 0, .146, .435, 1; d <= 0
+  // inside, so no knee; the largest whole percent below 97.5% is 97.
+  const auto flat = series("tp1", {{16, 100}, {32, 199}, {64, 396}, {128, 780}});
+  CHECK(inflection_verdict(flat, InflectionOptions{}, "GPUs", true) ==
+        "no knee between 16 and 128 GPUs: efficiency stays above 97% (Kneedle, S = 1)");
+  // A knee: 100, 200, 400, 440, 460 at 16..256. x_n = 0, .25, .5, .75, 1; y_n = 0, .278, .833, .944,
+  // 1; d = 0, .028, .333, .194, 0: a maximum at 64 GPUs, and d(256) = 0 falls below .333 - 1/4.
+  // 64 -> 128 buys 440/400 - 1 = 10%; efficiency (400/64)/(100/16) = 100% -> (440/128)/(100/16) = 55%.
+  auto bent = series("fsdp", {{16, 100}, {32, 200}, {64, 400}, {128, 440}, {256, 460}});
+  bent.points[3].breakdown.exposed_comm.dp = inflect::core::Seconds(0.4);  // 40% of a 1 s step
+  CHECK(inflection_verdict(bent, InflectionOptions{}, "GPUs", true) ==
+        "knee at 64 GPUs (Kneedle, S = 1): going on to 128 GPUs buys 10% more throughput, efficiency 100% -> 55%, "
+        "because exposed DP communication rises from 0% to 40% of the step between 64 and 128 GPUs");
+  // Along an axis that is not the device count, efficiency against linear means nothing: the
+  // throughput change instead (135/100 - 1 = +35%). d = 0, -.105, .048, 0: .048 never falls by 1/3.
+  const auto mb = series("mb", {{1, 100}, {2, 108}, {4, 125}, {8, 135}});
+  CHECK(inflection_verdict(mb, InflectionOptions{}, "training.micro_batch", false) ==
+        "no knee between 1 and 8 training.micro_batch: throughput goes from 100 to 135 tokens/s, +35% (Kneedle, S = 1)");
+  CHECK(inflection_verdict(series("two", {{128, 1}, {256, 2}}), InflectionOptions{}, "GPUs", true) ==
+        "no knee can be told: Kneedle needs 3 points, the series has 2 (128 and 256 GPUs)");
+  CHECK(inflection_verdict(series("none", {}), InflectionOptions{}, "GPUs", true) ==
+        "no knee can be told: the series has no simulated point");
+}
+
 TEST_CASE("format_scale groups thousands") {
   CHECK(format_scale(1024) == "1,024");
   CHECK(format_scale(16384) == "16,384");

@@ -351,10 +351,120 @@ TEST_CASE("scan reports: self-contained HTML with plots, Markdown with findings,
   CHECK(md.find("## Findings") != std::string::npos);
   CHECK(md.find("### dp") != std::string::npos);
   CHECK(md.find("| 7 | tp2 |") != std::string::npos);  // the table of all points
+  // Every series has its inflection verdict and its table in both reports: as many tables in the
+  // HTML as in the Markdown (2 series + all points), which each start a `|---` rule.
+  auto count = [](const std::string& text, const std::string& what) {
+    int n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count(md, "\n|---") == 3);
+  CHECK(count(html, "<table") == count(md, "\n|---"));
+  CHECK(count(md, "**Inflection:** ") == 2);
+  CHECK(count(html, "<b>Inflection:</b> ") == 2);
+  // The scale is the device count: efficiency against linear is plotted; the points modelled
+  // power, so the power, clock and temperature plots are there; the breakdown comes twice
+  // (seconds, shares of the step); every plot takes the page's width.
+  CHECK(html.find("Scaling efficiency against linear") != std::string::npos);
+  CHECK(html.find("Average device power") != std::string::npos);
+  CHECK(html.find("Average compute clock") != std::string::npos);
+  CHECK(html.find("Peak device temperature") != std::string::npos);
+  CHECK(html.find("as shares of each point's step") != std::string::npos);
+  CHECK(count(html, "<svg") == count(html, R"(viewBox="0 0 )"));
+  CHECK(count(html, "<svg") == count(html, R"(width="100%")"));
   // Re-rendering from the saved rows gives the same files.
   scan::write_reports(d.string());
   CHECK(slurp(d / "report.html") == html);
   CHECK_THROWS_AS(scan::write_reports((d / "missing").string()), core::Error);
+}
+
+TEST_CASE("scan reports: no efficiency-against-linear plot when the scale axis is not the device count") {
+  // A micro-batch scan on one node: "linear in the micro-batch" is no baseline, so the efficiency
+  // plot is left out, and the verdict gives the throughput change instead of an efficiency.
+  io::set_project_root(INFLECT_SOURCE_DIR);
+  const auto s = scan::parse_scan(R"(
+name: toy-mb
+cluster: {topology: ../../topologies/dgx-a100.yaml, nodes: 1}
+model: {preset: gpt-1.7b}
+training: {seq_len: 2048, global_batch: 64, micro_batch: 1, precision: bf16}
+parallel: {tp: 1, dp: 8}
+sweep:
+  training.micro_batch: [1, 2, 4]
+analysis: {scale: training.micro_batch}
+)",
+                                  "toy-mb.yaml", kScansDir);
+  const auto d = fresh_dir("report-mb");
+  scan::run_scan(s, d.string(), scan::ScanOptions{});
+  scan::write_reports(d.string());
+  const auto html = slurp(d / "report.html");
+  const auto md = slurp(d / "report.md");
+  CHECK(html.find("Scaling efficiency against linear") == std::string::npos);
+  CHECK(html.find("Throughput per device") != std::string::npos);
+  CHECK(md.find("**Inflection:** no knee between 1 and 4 training.micro_batch: throughput goes from ") != std::string::npos);
+  CHECK(md.find("efficiency stays above") == std::string::npos);
+}
+
+namespace {
+
+bool intersect(const scan::svg::TextBox& a, const scan::svg::TextBox& b) {
+  return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+}
+bool inside(const scan::svg::TextBox& t, const scan::svg::Layout& l) {
+  return t.x0 >= 0 && t.y0 >= 0 && t.x1 <= l.width && t.y1 <= l.height;
+}
+
+}  // namespace
+
+TEST_CASE("svg: tick labels of a crowded axis are thinned so that none overlap, and no text leaves the viewBox") {
+  // 41 doublings (1 to 2^40) on a 532 px axis are 13 px apart, narrower than any label ("1.09951G"
+  // at 0.62 x 12 px a character is 60 px): without thinning neighbours would overlap.
+  scan::svg::LinePlot p;
+  p.title = "crowded";
+  p.x_label = "GPUs";
+  p.y_label = "tokens/s";
+  scan::svg::Line l{"a series whose name is far too long to fit on one line of the legend beside the plot", {}};
+  for (int e = 0; e <= 40; ++e) l.points.emplace_back(std::exp2(e), 1e6 * (e + 1));
+  p.lines.push_back(l);
+  for (int i = 0; i < 24; ++i) p.lines.push_back({"series " + std::to_string(i), {{1, 1}, {2, 2}}});  // a tall legend
+  p.markers.push_back({std::exp2(39.5), 0, "a crossover near the right edge of the plot", true});
+  p.markers.push_back({std::exp2(40), 41e6, "knee", false});
+  scan::svg::Layout lay;
+  const std::string svg = scan::svg::render(p, &lay);
+  std::vector<scan::svg::TextBox> ticks;
+  for (const auto& t : lay.texts)
+    if (t.role == "x-tick") ticks.push_back(t);
+  CHECK(ticks.size() >= 4);   // thinned, not emptied
+  CHECK(ticks.size() < 41);
+  for (std::size_t i = 0; i < ticks.size(); ++i)
+    for (std::size_t j = i + 1; j < ticks.size(); ++j) CHECK_FALSE(intersect(ticks[i], ticks[j]));
+  for (const auto& t : lay.texts) {
+    INFO(t.role, ": ", t.text);
+    CHECK(inside(t, lay));
+  }
+  // Legend lines (the long name wrapped) overlap neither each other nor the plot's labels.
+  for (std::size_t i = 0; i < lay.texts.size(); ++i)
+    for (std::size_t j = i + 1; j < lay.texts.size(); ++j)
+      if (lay.texts[i].role == "legend" || lay.texts[j].role == "legend") CHECK_FALSE(intersect(lay.texts[i], lay.texts[j]));
+  CHECK(lay.height > 380);  // grown to hold 25 legend entries
+  CHECK(svg.find(R"(viewBox="0 0 940 )") != std::string::npos);
+  CHECK(svg.find(R"(width="100%")") != std::string::npos);
+
+  // A linear axis with wide tick labels, and stacked bars with long labels: inside the viewBox too.
+  scan::svg::LinePlot lin;
+  lin.log2_x = false;
+  lin.lines.push_back({"b", {{0, 1}, {123456789, 2}}});
+  scan::svg::render(lin, &lay);
+  ticks.clear();
+  for (const auto& t : lay.texts)
+    if (t.role == "x-tick") ticks.push_back(t);
+  for (std::size_t i = 0; i + 1 < ticks.size(); ++i) CHECK_FALSE(intersect(ticks[i], ticks[i + 1]));
+  scan::svg::StackedBars bars{"bars", "seconds", {"compute slowed by clock throttling (power limit or heat)", "other"}, {}, true};
+  for (int i = 0; i < 30; ++i) bars.bars.push_back({"tp8+pp8 topology=hgx-h200 @" + std::to_string(128 << (i % 5)), {1.0 + i, 0.5}});
+  scan::svg::render(bars, &lay);
+  for (const auto& t : lay.texts) {
+    INFO(t.role, ": ", t.text);
+    CHECK(inside(t, lay));
+  }
 }
 
 TEST_CASE("svg: labels of crossovers at nearby scales go into separate rows") {

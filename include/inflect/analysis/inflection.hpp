@@ -67,6 +67,14 @@ struct InflectionOptions {
 /// one). Needs at least three points; x must be strictly increasing.
 std::vector<std::size_t> kneedle(const std::vector<double>& x, const std::vector<double>& y, double sensitivity);
 
+/// The series' inflection verdict, one sentence that every series gets: where it bends and why
+/// (each Kneedle knee, with the efficiency either side and the overhead that grew), or that it does
+/// not ("no knee between 16 and 128 GPUs: efficiency stays above 97%", the figure being the largest
+/// whole percent below the lowest efficiency), or why no knee can be told (fewer than three points).
+/// `devices_scale`: the scale is the device count, so efficiency against linear means something;
+/// along another axis (micro-batch, inlet temperature) the sentence gives the throughput change.
+std::string inflection_verdict(const Series& s, const InflectionOptions& o, const std::string& unit, bool devices_scale);
+
 enum class FindingKind { knee, doubling_gain, efficiency_floor, crossover, infeasible, lead };
 
 /// "knee", "doubling-gain", "efficiency-floor", "crossover", "infeasible", "lead".

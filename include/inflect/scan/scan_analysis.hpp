@@ -15,6 +15,7 @@ struct SeriesRows {
   std::vector<const ScanRow*> rows;     // the row of each point of series.points
   std::vector<analysis::ScalingMetrics> metrics;  // scaling_metrics(series), once for every report
   std::vector<std::string> identity;    // family, then each non-scale axis value
+  std::string verdict;  // analysis::inflection_verdict: knee (where, why) or no knee, in one sentence
 };
 
 struct ScanAnalysis {
