@@ -112,10 +112,14 @@ analysis::Provenance provenance_from_json(const Json& j) {
   analysis::Provenance p;
   if (!j.is_object()) return p;
   if (auto v = j.find("inflect_version"); v != j.end() && v->is_string()) p.inflect_version = v->get<std::string>();
+  // A hand-edited or foreign report may hold anything: a member of the wrong type reads as absent.
+  auto text = [](const Json& o, const char* key) {
+    const auto it = o.find(key);
+    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
   if (auto in = j.find("inputs"); in != j.end() && in->is_array())
     for (const auto& f : *in)
-      if (f.is_object() && f.value("path", Json()).is_string())
-        p.inputs.push_back({f.value("role", std::string()), f["path"].get<std::string>(), f.value("fnv1a64", std::string())});
+      if (f.is_object() && !text(f, "path").empty()) p.inputs.push_back({text(f, "role"), text(f, "path"), text(f, "fnv1a64")});
   if (auto eff = j.find("effective"); eff != j.end() && eff->is_object())
     for (const auto& [key, value] : eff->items())
       if (value.is_string()) p.effective.emplace_back(key, value.get<std::string>());

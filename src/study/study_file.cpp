@@ -41,8 +41,9 @@ std::string stem(const std::string& path) { return fs::path(path).stem().string(
 
 std::string_view case_kind_name(CaseKind k) { return k == CaseKind::scan ? "scan" : "experiment"; }
 
-StudySpec load_study(const std::string& path) {
-  const io::Node root = io::load_yaml_file(path);
+StudySpec load_study(const std::string& path) { return parse_study(io::load_yaml_file(path, "study"), path); }
+
+StudySpec parse_study(const io::Node& root, const std::string& path) {
   StudySpec s;
   s.file = path;
   const std::string dir = fs::path(path).parent_path().empty() ? "." : fs::path(path).parent_path().string();

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "inflect/io/yaml_reader.hpp"
 #include "inflect/plan/fidelity.hpp"
 #include "inflect/study/thresholds.hpp"
 
@@ -44,5 +45,7 @@ struct StudySpec {
 /// Reads and checks a study file: every key known, every case's file present, names unique (a
 /// clash names both files). Relative paths resolve against the study file's folder.
 StudySpec load_study(const std::string& path);
+/// The same from a parsed document; `path` is the file it stands for (its folder resolves paths).
+StudySpec parse_study(const io::Node& root, const std::string& path);
 
 }  // namespace inflect::study
