@@ -32,7 +32,7 @@ namespace fs = std::filesystem;
 // impossible point still sits at its place on the scale axis.
 void devices_from_topology(const ScanSpec& spec, const ScanPoint& p, ScanRow& row) {
   try {
-    const YAML::Node& doc = p.document;
+    const YAML::Node doc = point_document(spec, p);
     const YAML::Node cluster = doc["cluster"];
     if (!cluster.IsMap() || !cluster["topology"].IsScalar()) return;
     const int nodes = cluster["nodes"].IsScalar() ? cluster["nodes"].as<int>() : 1;
@@ -65,7 +65,7 @@ ScanRow run_point(const ScanSpec& spec, const ScanPoint& point, plan::Fidelity f
   try {
     auto file = std::make_shared<const std::string>(fmt::format("{} (point {}: {})", spec.file, point.index,
                                                                 point.key.empty() ? "base" : point.key));
-    e = io::parse_experiment(io::Node(point.document, file, ""), spec.base_dir, true, spec.catalog);
+    e = io::parse_experiment(io::Node(point_document(spec, point), file, ""), spec.base_dir, true, spec.catalog);
     if (spec.profile) io::apply_profile(e, *spec.profile, spec.catalog);
   } catch (const core::Error& err) {
     row.status = RowStatus::invalid;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -347,6 +348,7 @@ ScanSpec load_scan(const std::string& path) {
 
 namespace {
 std::vector<ScanPoint> expand(const ScanSpec& s);
+std::optional<YAML::Node> build_document(const ScanSpec& s, const std::string& family, const std::vector<std::size_t>& combo);
 }  // namespace
 
 // Every failure while building points is an input error in the scan file: one parse_scan did not
@@ -384,52 +386,73 @@ std::vector<ScanPoint> expand(const ScanSpec& s) {
   for (const auto& f : s.plans) families.push_back(f.name);
   if (families.empty()) families.emplace_back();
 
+  // Each point's document is built, fingerprinted and dropped: points hold only what identifies
+  // them, and the runner builds a document again when it runs the point (point_document). Holding
+  // every point's document at once cost points x the file's size (a 5 MB scan of 12 points took
+  // 8 GB).
   std::vector<ScanPoint> out;
   for (const auto& family : families) {
     for (const auto& combo : combos) {
-      // Re-read the file so each point's values keep the line they were written on.
-      YAML::Node doc = YAML::Load(s.text);
-      const YAML::Node sweep = doc["sweep"];  // kept alive after the key is removed
-      YAML::Node plans = doc["plans"];
-      for (const auto& k : kScanKeys) doc.remove(k);
+      const auto doc = build_document(s, family, combo);
+      if (!doc) continue;  // a where: clause rejects it
       ScanPoint p;
       p.family = family;
-      if (!family.empty()) {
-        const YAML::Node fam = plans[family];
-        bool sets_mesh = false, sets_degree = false;
-        for (const auto& kv : fam) {
-          const auto key = kv.first.as<std::string>();
-          sets_mesh = sets_mesh || key == "mesh";
-          for (const auto& d : kDegreeKeys) sets_degree = sets_degree || key == d;
-        }
-        if (sets_mesh)
-          for (const auto& d : kDegreeKeys) erase_path(doc, fmt::format("parallel.{}", d));
-        if (sets_degree) erase_path(doc, "parallel.mesh");
-        for (const auto& kv : fam) {
-          const auto key = kv.first.as<std::string>();
-          const std::string path = key.find('.') == std::string::npos ? fmt::format("parallel.{}", key) : key;
-          if (kv.second.IsScalar() && kv.second.Scalar() == "auto") erase_path(doc, path);
-          else set_path(doc, path, kv.second);
-        }
-      }
-      for (std::size_t a = 0; a < s.axes.size(); ++a) {
-        set_path(doc, s.axes[a].path, sweep[s.axes[a].path][combo[a]]);
-        p.values.emplace_back(s.axes[a].path, s.axes[a].labels[combo[a]]);
-      }
-      bool keep = true;
-      for (const auto& w : s.where) keep = keep && holds(s, w, doc, family);
-      if (!keep) continue;
+      p.combo = combo;
+      for (std::size_t a = 0; a < s.axes.size(); ++a) p.values.emplace_back(s.axes[a].path, s.axes[a].labels[combo[a]]);
       p.key = family.empty() ? "" : fmt::format("plan={}", family);
       for (const auto& [path, label] : p.values) p.key += fmt::format("{}{}={}", p.key.empty() ? "" : ";", path, label);
       p.index = static_cast<int>(out.size());
-      doc["name"] = fmt::format("{}[{}]", s.name, p.index);
-      p.document = doc;
-      p.inputs = core::content_hash(YAML::Dump(doc));
+      YAML::Node named = *doc;
+      named["name"] = fmt::format("{}[{}]", s.name, p.index);
+      p.inputs = core::content_hash(YAML::Dump(named));
       out.push_back(std::move(p));
     }
   }
   return out;
 }
+
+// The experiment document of one point (family, axis values), or nullopt when a where: clause
+// rejects it; without its name (expand numbers the points that are kept).
+std::optional<YAML::Node> build_document(const ScanSpec& s, const std::string& family, const std::vector<std::size_t>& combo) {
+  // Re-read the file so each point's values keep the line they were written on.
+  YAML::Node doc = YAML::Load(s.text);
+  const YAML::Node sweep = doc["sweep"];  // kept alive after the key is removed
+  YAML::Node plans = doc["plans"];
+  for (const auto& k : kScanKeys) doc.remove(k);
+  if (!family.empty()) {
+    const YAML::Node fam = plans[family];
+    bool sets_mesh = false, sets_degree = false;
+    for (const auto& kv : fam) {
+      const auto key = kv.first.as<std::string>();
+      sets_mesh = sets_mesh || key == "mesh";
+      for (const auto& d : kDegreeKeys) sets_degree = sets_degree || key == d;
+    }
+    if (sets_mesh)
+      for (const auto& d : kDegreeKeys) erase_path(doc, fmt::format("parallel.{}", d));
+    if (sets_degree) erase_path(doc, "parallel.mesh");
+    for (const auto& kv : fam) {
+      const auto key = kv.first.as<std::string>();
+      const std::string path = key.find('.') == std::string::npos ? fmt::format("parallel.{}", key) : key;
+      if (kv.second.IsScalar() && kv.second.Scalar() == "auto") erase_path(doc, path);
+      else set_path(doc, path, kv.second);
+    }
+  }
+  for (std::size_t a = 0; a < s.axes.size(); ++a) set_path(doc, s.axes[a].path, sweep[s.axes[a].path][combo[a]]);
+  for (const auto& w : s.where)
+    if (!holds(s, w, doc, family)) return std::nullopt;
+  return doc;
+}
 }  // namespace
+
+YAML::Node point_document(const ScanSpec& s, const ScanPoint& p) {
+  try {
+    auto doc = build_document(s, p.family, p.combo);
+    core::check_invariant(doc.has_value(), "point_document: a kept point's where: clauses no longer hold");
+    (*doc)["name"] = fmt::format("{}[{}]", s.name, p.index);
+    return *doc;
+  } catch (const YAML::Exception& e) {
+    throw Error(ErrorKind::input, fmt::format("cannot build a scan point: {}", e.msg), {s.file, 0, 0, "sweep"});
+  }
+}
 
 }  // namespace inflect::scan

@@ -83,10 +83,10 @@ TEST_CASE("scan file: a grid over families and axes expands in documented order"
   CHECK(pts[5].key == "plan=tp2;cluster.nodes=2");
   CHECK(pts[5].index == 5);
   // dp: auto removes the key (derived from the device count); the family's tp is set.
-  CHECK_FALSE(pts[0].document["parallel"]["dp"].IsDefined());
-  CHECK(pts[5].document["parallel"]["tp"].as<int>() == 2);
-  CHECK(pts[5].document["cluster"]["nodes"].as<int>() == 2);
-  CHECK_FALSE(pts[5].document["sweep"].IsDefined());
+  CHECK_FALSE(scan::point_document(s, pts[0])["parallel"]["dp"].IsDefined());
+  CHECK(scan::point_document(s, pts[5])["parallel"]["tp"].as<int>() == 2);
+  CHECK(scan::point_document(s, pts[5])["cluster"]["nodes"].as<int>() == 2);
+  CHECK_FALSE(scan::point_document(s, pts[5])["sweep"].IsDefined());
 }
 
 TEST_CASE("scan file: zip pairs axes element-wise and where filters points") {

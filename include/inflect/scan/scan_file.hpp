@@ -67,20 +67,20 @@ struct ScanPoint {
   std::string family;   // "" when the scan has no `plans:`
   std::vector<std::pair<std::string, std::string>> values;  // (axis path, value label)
   std::string key;      // identity for resume and merge: family and values, stable text
-  YAML::Node document;  // the experiment this point runs
-  /// A fingerprint of `document` as written out (core::content_hash): a row of an earlier run is
+  std::vector<std::size_t> combo;  // each axis's value index (what point_document builds from)
+  /// A fingerprint of the point's document as written out (core::content_hash): a row of an earlier run is
   /// this point's only when its inputs match too, so --resume re-runs a point whose experiment
   /// changed (the base's keys, a family's) and merge refuses shards that ran different ones.
   std::string inputs;
 };
 
-/// Reads and checks a scan file: axes name experiment keys that exist, axes of a zip have equal
-/// lengths, where clauses parse, families set only parallel keys (or dotted paths), analysis
-/// options are in range. Throws core::Error(input|io) with file, line and key.
 /// The most points a scan may expand to before its where: filters unless the user raises it
 /// (`inflect scan --max-points`); past it a scan is refused before anything is expanded.
 inline constexpr int kDefaultMaxPoints = 10000;
 
+/// Reads and checks a scan file: axes name experiment keys that exist, axes of a zip have equal
+/// lengths, where clauses parse, families set only parallel keys (or dotted paths), analysis
+/// options are in range. Throws core::Error(input|io) with file, line and key.
 ScanSpec load_scan(const std::string& path);
 /// Same from text; `name` stands in for the file name in messages.
 ScanSpec parse_scan(const std::string& text, const std::string& name, const std::string& base_dir);
@@ -88,6 +88,9 @@ ScanSpec parse_scan(const std::string& text, const std::string& name, const std:
 /// Every point, families outermost, then the axes (grid: the first axis outermost), minus those a
 /// where clause rejects. Points are not loaded: a point that is impossible is found when it runs.
 std::vector<ScanPoint> expand_points(const ScanSpec& s);
+/// The experiment document point `p` of `s` runs (built again from the scan's text: points do not
+/// hold their documents, so a scan's memory does not grow with points x file size).
+YAML::Node point_document(const ScanSpec& s, const ScanPoint& p);
 /// How many points the scan has before its where: filters (families x the grid, or x the zipped
 /// length): what a budget is checked against before anything is expanded or run.
 double points_before_filters(const ScanSpec& s);
