@@ -99,18 +99,36 @@ ScanAnalysis analyze(const ScanMeta& m, const std::vector<ScanRow>& rows) {
     for (auto& f : analysis::series_findings(s.series, m.inflection, out.unit)) out.findings.push_back(std::move(f));
   }
   // Crossovers between series that differ in exactly one respect (the family, or one axis value):
-  // comparing an H100 FSDP curve with an H200 TP curve would mix two questions.
-  for (std::size_t a = 0; a < out.series.size(); ++a)
-    for (std::size_t b = a + 1; b < out.series.size(); ++b) {
-      const auto& ia = out.series[a].identity;
-      const auto& ib = out.series[b].identity;
-      if (ia.size() != ib.size()) continue;
-      int differ = 0;
-      for (std::size_t i = 0; i < ia.size(); ++i) differ += ia[i] != ib[i];
-      if (differ != 1) continue;
-      for (auto& f : analysis::crossovers(out.series[a].series, out.series[b].series, out.unit))
-        out.findings.push_back(std::move(f));
+  // comparing an H100 FSDP curve with an H200 TP curve would mix two questions. Such pairs are
+  // found by bucketing the series on their identity with one respect left out (every pair in a
+  // bucket differs in that respect alone), not by testing every pair: 40,000 series took 26 s.
+  // A bucket of more than kAllPairs series (an axis of many values) compares neighbours only, in
+  // the order the series appear: a crossover between the 3rd and the 900th value of one axis is
+  // not a finding anyone reads. Pairs are then taken in (a, b) order, as before.
+  constexpr std::size_t kAllPairs = 16;
+  std::vector<std::pair<std::size_t, std::size_t>> pairs;
+  const std::size_t respects = out.series.empty() ? 0 : out.series.front().identity.size();
+  for (std::size_t leave_out = 0; leave_out < respects; ++leave_out) {
+    std::map<std::vector<std::string>, std::vector<std::size_t>> buckets;
+    for (std::size_t a = 0; a < out.series.size(); ++a) {
+      auto id = out.series[a].identity;
+      if (id.size() != respects) continue;
+      id.erase(id.begin() + static_cast<std::ptrdiff_t>(leave_out));
+      buckets[std::move(id)].push_back(a);
     }
+    for (const auto& [rest, members] : buckets) {
+      if (members.size() <= kAllPairs) {
+        for (std::size_t i = 0; i < members.size(); ++i)
+          for (std::size_t j = i + 1; j < members.size(); ++j) pairs.emplace_back(members[i], members[j]);
+      } else {
+        for (std::size_t i = 0; i + 1 < members.size(); ++i) pairs.emplace_back(members[i], members[i + 1]);
+      }
+    }
+  }
+  std::sort(pairs.begin(), pairs.end());
+  for (const auto& [a, b] : pairs)
+    for (auto& f : analysis::crossovers(out.series[a].series, out.series[b].series, out.unit))
+      out.findings.push_back(std::move(f));
   return out;
 }
 

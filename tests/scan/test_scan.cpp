@@ -1,6 +1,7 @@
 // Scan files, point expansion, the parallel runner (determinism across --jobs, resume after an
 // interruption, shards and merge) and the reports.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include "inflect/scan/out_lock.hpp"
 #include "inflect/scan/report.hpp"
 #include "inflect/scan/runner.hpp"
+#include "inflect/scan/scan_analysis.hpp"
 #include "inflect/scan/svg.hpp"
 
 using namespace inflect;
@@ -484,4 +486,35 @@ TEST_CASE("svg: labels of crossovers at nearby scales go into separate rows") {
   // The two overlapping labels differ by a row; the distant one shares the first row.
   CHECK(std::abs(y_of("pp8 overtakes pp4 (h100)") - y_of("pp8 overtakes pp4 (h200)")) == doctest::Approx(12));
   CHECK(y_of("far") == doctest::Approx(std::min(y_of("pp8 overtakes pp4 (h100)"), y_of("pp8 overtakes pp4 (h200)"))));
+}
+
+TEST_CASE("scan analysis: crossovers compare series that differ in one respect, neighbours only on a long axis") {
+  // One axis `x` of n values beside the scale axis (devices 8 and 16): n series. Series i runs at
+  // 100 + i tokens/s at 8 devices and 100 + (n - i) at 16, so every pair crosses between 8 and 16.
+  auto crossovers = [](int n) {
+    scan::ScanMeta m;
+    m.name = "t";
+    m.scale = "devices";
+    m.axis_paths = {"x", "cluster.nodes"};
+    std::vector<scan::ScanRow> rows;
+    for (int i = 0; i < n; ++i)
+      for (int nodes : {1, 2}) {
+        scan::ScanRow r;
+        r.index = static_cast<int>(rows.size());
+        r.values = {{"x", std::to_string(i)}, {"cluster.nodes", std::to_string(nodes)}};
+        r.key = fmt::format("x={};cluster.nodes={}", i, nodes);
+        r.has_report = true;
+        r.report.devices = 8 * nodes;
+        r.report.step_time = core::Seconds(1);
+        r.report.tokens_per_s = nodes == 1 ? 100.0 + i : 100.0 + (n - i);
+        rows.push_back(r);
+      }
+    int count = 0;
+    for (const auto& f : scan::analyze(m, rows).findings) count += f.kind == analysis::FindingKind::crossover ? 1 : 0;
+    return count;
+  };
+  // 5 series: every pair, 5 x 4 / 2 = 10 crossovers.
+  CHECK(crossovers(5) == 10);
+  // 40 series (over the 16 compared pairwise): neighbours only, 39.
+  CHECK(crossovers(40) == 39);
 }
