@@ -142,6 +142,21 @@ class Reader {
   std::string file_;
 };
 
+// A GEMM with a shape does 2 m n k FLOPs per batch element: the compute model times it from its
+// FLOPs and picks its efficiency from its shape, so the two must describe one GEMM (a graph with
+// 1e20 FLOPs on a 1x1x1 GEMM ran as a 1e20-FLOP kernel of the smallest GEMM's efficiency). 1%
+// allows a tool that rounds; inflect's own exports agree exactly. A shape of 0 is unknown and
+// checks nothing.
+void check_gemm_flops(const Reader& r, const core::KernelCost& c, const std::string& path) {
+  if (c.cls != core::KernelClass::gemm || c.m == 0 || c.n == 0 || c.k == 0) return;
+  const double expected = 2.0 * static_cast<double>(c.m) * static_cast<double>(c.n) * static_cast<double>(c.k) *
+                          static_cast<double>(c.batch);
+  if (std::abs(c.flops.value() - expected) <= 0.01 * expected) return;
+  r.fail(path + ".flops", fmt::format("{:.6g} FLOPs, but a GEMM of m={}, n={}, k={}, batch={} does 2*m*n*k*batch = {:.6g}; give "
+                                      "the FLOPs its shape does, or a shape of 0 0 0 when the shape is unknown",
+                                      c.flops.value(), c.m, c.n, c.k, c.batch, expected));
+}
+
 }  // namespace
 
 std::string graph_to_json(const ExecutionGraph& g) {
@@ -351,6 +366,7 @@ ExecutionGraph graph_from_json(const std::string& text, const std::string& file)
     k.cost.n = r.integer(kj[6], path + ".n", 0, kMaxDim);
     k.cost.k = r.integer(kj[7], path + ".k", 0, kMaxDim);
     k.cost.batch = r.integer(kj[8], path + ".batch", 1, kMaxDim);
+    check_gemm_flops(r, k.cost, path);
     if (kj.size() == 10) {
       const json& parts = r.array(kj[9], path + ".parts");
       for (std::size_t pi = 0; pi < parts.size(); ++pi) {
@@ -365,6 +381,7 @@ ExecutionGraph graph_from_json(const std::string& text, const std::string& file)
         pc.n = r.integer(pj[5], pp + ".n", 0, kMaxDim);
         pc.k = r.integer(pj[6], pp + ".k", 0, kMaxDim);
         pc.batch = r.integer(pj[7], pp + ".batch", 1, kMaxDim);
+        check_gemm_flops(r, pc, pp);
         k.parts.push_back(pc);
       }
     }

@@ -170,6 +170,14 @@ TEST_CASE("corrupt graph JSON is an input error naming the field") {
     expect_input_error(replace(good, "\"tokens_per_step\":4096.0", "\"model_flops_per_step\":1e30"), "meta.model_flops_per_step: 1e+30 is out of range; at most 1e+27");
     expect_input_error(replace(good, "\"tokens_per_step\":4096.0", "\"memory_peak_bytes\":1e16"), "meta.memory_peak_bytes: 1e+16 is out of range; at most 1e+15");
   }
+  SUBCASE("a GEMM whose FLOPs are not its shape's 2 m n k batch") {
+    // 2 x 2048 x 3072 x 1024 = 12884901888; 1.3e10 is 0.9% over (a rounding tool, accepted), 1.4e10 is 8.7% over.
+    CHECK_NOTHROW((void)graph_from_json(replace(good, "12884901888.0", "1.3e10"), "g.json"));
+    expect_input_error(replace(good, "12884901888.0", "1.4e10"),
+                       "kernels[0].flops: 1.4e+10 FLOPs, but a GEMM of m=2048, n=3072, k=1024, batch=1 does 2*m*n*k*batch = 1.28849e+10");
+    // A shape of 0 is unknown: any FLOPs.
+    CHECK_NOTHROW((void)graph_from_json(replace(replace(good, "12884901888.0", "1.4e10"), ",2048,3072,1024,1]", ",0,0,0,1]"), "g.json"));
+  }
   SUBCASE("duplicate stream") { expect_input_error(replace(good, "[\"compute\",\"comm\"]", "[\"comm\",\"comm\"]"), "listed twice"); }
   SUBCASE("huge integer") { expect_input_error(replace(good, "\"total_ranks\":4", "\"total_ranks\":18446744073709551615"), "out of range"); }
 }
