@@ -222,6 +222,9 @@ void write_meta(const std::string& dir, const ScanMeta& m) {
   j["points"] = m.points;
   j["fidelity"] = m.fidelity;
   j["inputs"] = m.inputs;
+  nlohmann::ordered_json keys = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : m.keys) keys[k] = v;
+  j["keys"] = std::move(keys);
   nlohmann::ordered_json a;
   a["scale"] = m.scale;
   const auto& o = m.inflection;
@@ -252,6 +255,9 @@ ScanMeta read_meta(const std::string& dir) {
     m.points = j.at("points").get<int>();
     m.inputs = j.value("inputs", "");
     m.fidelity = j.value("fidelity", "");
+    if (j.contains("keys") && j["keys"].is_object())
+      for (const auto& [k, v] : j["keys"].items())
+        if (v.is_string()) m.keys.emplace_back(k, v.get<std::string>());
     const auto& a = j.at("analysis");
     m.scale = a.at("scale").get<std::string>();
     auto& o = m.inflection;
@@ -263,6 +269,20 @@ ScanMeta read_meta(const std::string& dir) {
   } catch (const nlohmann::json::exception& e) {
     throw core::Error(core::ErrorKind::input, fmt::format("'{}' is malformed: {}", path, e.what()));
   }
+}
+
+std::string first_differing_key(const ScanMeta& a, const ScanMeta& b) {
+  if (a.keys.empty() || b.keys.empty()) return "";
+  std::map<std::string, std::string> in_b(b.keys.begin(), b.keys.end());
+  for (const auto& [k, v] : a.keys) {
+    const auto it = in_b.find(k);
+    if (it == in_b.end()) return fmt::format("{} is set ({}) in the first and not in the second", k, v);
+    if (it->second != v) return fmt::format("{}: {} in the first, {} in the second", k, v, it->second);
+    in_b.erase(it);
+  }
+  for (const auto& [k, v] : b.keys)
+    if (in_b.contains(k)) return fmt::format("{} is set ({}) in the second and not in the first", k, v);
+  return "";
 }
 
 }  // namespace inflect::scan

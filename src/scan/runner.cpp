@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -104,7 +105,22 @@ ScanMeta meta_of(const ScanSpec& spec, int points, plan::Fidelity fidelity) {
   m.fidelity = plan::fidelity_name(fidelity);
   // The scan's document as parsed (comments and layout do not count), so a shard's folder names
   // the scan it belongs to.
-  m.inputs = core::content_hash(YAML::Dump(YAML::Load(spec.text)));
+  const YAML::Node doc = YAML::Load(spec.text);
+  m.inputs = core::content_hash(YAML::Dump(doc));
+  // Flattened, so a merge of two different scans can name the key that differs.
+  const std::function<void(const YAML::Node&, const std::string&)> flatten = [&](const YAML::Node& n, const std::string& path) {
+    if (n.IsMap() && !path.starts_with("sweep.")) {
+      for (const auto& kv : n)
+        flatten(kv.second, path.empty() ? kv.first.as<std::string>() : fmt::format("{}.{}", path, kv.first.as<std::string>()));
+      return;
+    }
+    YAML::Emitter out;
+    out.SetMapFormat(YAML::Flow);
+    out.SetSeqFormat(YAML::Flow);
+    out << n;
+    m.keys.emplace_back(path, out.c_str());
+  };
+  flatten(doc, "");
   return m;
 }
 
@@ -277,10 +293,12 @@ std::vector<ScanRow> merge_scans(const std::vector<std::string>& dirs, const std
     if (m.inputs != meta.inputs)
       throw core::Error(core::ErrorKind::input,
                         fmt::format("merge: '{}' and '{}' hold scan '{}' run from different scan files (inputs {} and {}): "
-                                    "a key of the base experiment, an axis or a family changed between them; not parts "
-                                    "of one scan",
+                                    "{}; not parts of one scan",
                                     dirs[0], d, m.name, meta.inputs.empty() ? "unknown" : meta.inputs,
-                                    m.inputs.empty() ? "unknown" : m.inputs));
+                                    m.inputs.empty() ? "unknown" : m.inputs,
+                                    first_differing_key(meta, m).empty()
+                                        ? std::string("a key of the base experiment, an axis or a family changed between them")
+                                        : "the first key that differs: " + first_differing_key(meta, m)));
     for (auto& r : read_rows((fs::path(d) / "results.jsonl").string())) {
       const auto [it, fresh] = by_key.emplace(r.key, r);
       if (!fresh && it->second.inputs != r.inputs)

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "inflect/analysis/simulate.hpp"
@@ -58,6 +59,24 @@ std::string index_json(const StudySpec& spec) {
 // The files a case's results are compared from: what the baselines keep of it.
 std::vector<std::string> kept_files(CaseKind k) {
   return k == CaseKind::scan ? std::vector<std::string>{"results.jsonl", "scan.json"} : std::vector<std::string>{"report.json"};
+}
+
+// A baseline keeps the build that wrote it once, in study.json, not in every report: updating the
+// baselines at a new commit then changes only the figures that moved.
+std::string without_version(const std::string& text, const std::string& file) {
+  auto strip = [](Json j) {
+    if (j.contains("provenance") && j["provenance"].is_object()) j["provenance"].erase("inflect_version");
+    if (j.contains("report") && j["report"].is_object() && j["report"].contains("provenance"))
+      j["report"]["provenance"].erase("inflect_version");
+    return j;
+  };
+  if (file == "report.json") return strip(Json::parse(text)).dump(2) + "\n";
+  if (file != "results.jsonl") return text;
+  std::string out, line;
+  std::istringstream in(text);
+  while (std::getline(in, line))
+    if (!line.empty()) out += strip(Json::parse(line)).dump() + "\n";
+  return out;
 }
 
 struct ExperimentRun {
@@ -179,9 +198,12 @@ StudyOutcome run_study(const StudySpec& spec, const StudyOptions& options) {
     make_dirs(base);
     for (const auto& c : spec.cases) {
       make_dirs(base / c.name);
-      for (const auto& f : kept_files(c.kind)) fs::copy_file(out / c.name / f, base / c.name / f, fs::copy_options::overwrite_existing);
+      for (const auto& f : kept_files(c.kind))
+        write_file(base / c.name / f, without_version(io::read_text_file((out / c.name / f).string(), "study result"), f));
     }
-    write_file(base / kStudyIndex, index_json(spec));
+    Json index = Json::parse(index_json(spec));
+    index["inflect_version"] = std::string(io::inflect_version());
+    write_file(base / kStudyIndex, index.dump(2) + "\n");
     o.updated = true;
   }
   return o;

@@ -310,6 +310,9 @@ TEST_CASE("scan runner: a point whose experiment changed is re-run by --resume, 
   } catch (const core::Error& e) {
     CHECK(e.kind() == core::ErrorKind::input);
     CHECK(std::string(e.what()).find("different scan files") != std::string::npos);
+    // The message names the key that differs (scan.json keeps the scan's keys, flattened).
+    CHECK(std::string(e.what()).find("the first key that differs: training.seq_len: 2048 in the first, 1024 in the second") !=
+          std::string::npos);
   }
 }
 

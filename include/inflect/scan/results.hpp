@@ -76,7 +76,14 @@ struct ScanMeta {
   /// A fingerprint of the scan file's text (core::content_hash): shards merge only when theirs
   /// agree; "" in folders written before it existed.
   std::string inputs;
+  /// The scan file's keys as parsed, flattened: (dotted path, value as flow YAML), in file order;
+  /// what merge names when two folders' `inputs` differ. Empty in folders written before it existed.
+  std::vector<std::pair<std::string, std::string>> keys;
 };
+
+/// The first key whose value differs between two scans' `keys` ("training.seq_len: 2048 in the
+/// first, 4096 in the second"), or "" when they agree (or either is empty).
+std::string first_differing_key(const ScanMeta& a, const ScanMeta& b);
 
 void write_meta(const std::string& dir, const ScanMeta& m);
 /// Throws core::Error(io) when missing, (input) when malformed.
