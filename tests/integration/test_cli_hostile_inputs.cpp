@@ -52,3 +52,15 @@ TEST_CASE("cli: a FIFO or a directory as input is refused before it is read") {
   CHECK(dir.rc == 2);
   CHECK(has(dir, quoted(t.path.string(), " is a directory; expected a file")));
 }
+
+TEST_CASE("cli: a YAML input past 8 MiB is refused before it is parsed") {
+  // A 50 MB experiment took 7.6 GB in yaml-cpp; 9 MiB of comments after a valid document stands in.
+  TempDir t("huge-yaml");
+  const fs::path big = t.path / "big.yaml";
+  std::string text = "name: big\n";
+  while (text.size() < (std::size_t{9} << 20)) text += "# " + std::string(78, 'x') + "\n";
+  inflect::test::write_file(big, text);
+  const Command c = inflect_cmd("validate " + big.string(), true);
+  CHECK(c.rc == 2);
+  CHECK(has(c, "MiB of YAML, over the 8 MiB an input file may have"));
+}

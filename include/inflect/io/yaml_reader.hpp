@@ -1,6 +1,7 @@
 #pragma once
 // Strict YAML reading with precise errors: every value knows its file, line, column and key path,
 // and every map is read through a MapReader that rejects keys nobody asked for ("did you mean").
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -93,7 +94,10 @@ auto located(const Node& at, Fn&& fn) -> decltype(fn()) {
 std::string read_text_file(const std::string& path, const std::string& what = "file");
 /// Loads a YAML file; a missing file is ErrorKind::io, a syntax error ErrorKind::input with line.
 Node load_yaml_file(const std::string& path, const std::string& what = "file");
-/// Parses YAML text; `name` stands in for the file name in messages.
+/// The largest YAML input accepted (8 MiB): past it load_yaml_string refuses before parsing.
+inline constexpr std::size_t kMaxYamlBytes = std::size_t{8} << 20;
+/// Parses YAML text; `name` stands in for the file name in messages. Text over kMaxYamlBytes is an
+/// input error.
 Node load_yaml_string(const std::string& text, const std::string& name);
 
 }  // namespace inflect::io
