@@ -2,12 +2,8 @@
 // temporary copy of the repository's inputs, and --resume re-running a point whose file changed.
 #include <doctest/doctest.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <string>
-
-#include <sys/wait.h>
 
 #include "cli_command.hpp"
 #include "temp_dir.hpp"
@@ -19,16 +15,7 @@ namespace {
 
 // Runs the binary in `dir` (not the repository root): relative paths resolve in the copy.
 inflect::test::Command inflect_in(const fs::path& dir, const std::string& args) {
-  const std::string cmd = "cd '" + dir.string() + "' && '" + INFLECT_BINARY + "' " + args + " 2>&1";
-  inflect::test::Command c;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) c.out.append(buf.data(), n);
-  const int status = pclose(p);
-  c.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return c;
+  return inflect::test::inflect_cmd_in(dir.string(), args, true);
 }
 
 void replace_in(const fs::path& file, const std::string& from, const std::string& to) {

@@ -17,10 +17,10 @@ struct Command {
   std::string out;
 };
 
-/// Runs `args` through the inflect binary with the shell; `merge_stderr` folds stderr into out,
-/// else stderr is discarded (so `out` is exactly stdout).
-inline Command inflect_cmd(const std::string& args, bool merge_stderr) {
-  const std::string cmd = std::string("cd '") + INFLECT_SOURCE_DIR + "' && '" + INFLECT_BINARY + "' " + args +
+/// Runs `args` through the inflect binary with the shell from the folder `dir`; `merge_stderr`
+/// folds stderr into out, else stderr is discarded (so `out` is exactly stdout).
+inline Command inflect_cmd_in(const std::string& dir, const std::string& args, bool merge_stderr) {
+  const std::string cmd = std::string("cd '") + dir + "' && '" + INFLECT_BINARY + "' " + args +
                           (merge_stderr ? " 2>&1" : " 2>/dev/null");
   Command c;
   FILE* p = popen(cmd.c_str(), "r");
@@ -32,5 +32,8 @@ inline Command inflect_cmd(const std::string& args, bool merge_stderr) {
   c.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return c;
 }
+
+/// The same from the repository root, as a user runs the bundled examples.
+inline Command inflect_cmd(const std::string& args, bool merge_stderr) { return inflect_cmd_in(INFLECT_SOURCE_DIR, args, merge_stderr); }
 
 }  // namespace inflect::test
