@@ -85,9 +85,12 @@ std::vector<Threshold> read_thresholds(const io::Node& fail_on) {
   };
   if (fail_on.is_map()) {
     for (const auto& kv : fail_on.raw()) {
-      const io::Node value = fail_on.child(kv.first.as<std::string>());
+      // A null or non-text key (`: 5%`, `[a]: 1%`) names no metric; child() could not find it again.
+      if (!kv.first.IsScalar() || kv.first.Scalar().empty())
+        fail_on.fail("every fail_on key is a metric name (a report.json key such as step_time_s)");
+      const io::Node value = fail_on.child(kv.first.Scalar());
       if (!value.is_scalar()) value.fail("expected a change such as +2%, -1%, 1% or +0");
-      out.push_back(parse_threshold(fmt::format("{}:{}", kv.first.as<std::string>(), value.as_string()), where(value)));
+      out.push_back(parse_threshold(fmt::format("{}:{}", kv.first.Scalar(), value.as_string()), where(value)));
     }
   } else if (fail_on.is_sequence()) {
     for (const auto& item : fail_on.items()) {
