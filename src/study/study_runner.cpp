@@ -188,8 +188,11 @@ StudyOutcome run_study(const StudySpec& spec, const StudyOptions& options) {
     const fs::path base(spec.baselines);
     // Cases the study no longer has go, by name from the old index: nothing else in the folder
     // is touched (a baselines: that names a folder holding other files must not lose them).
-    if (o.had_baselines)
-      for (const auto& old : Json::parse(io::read_text_file((base / kStudyIndex).string(), "study index"))["cases"]) {
+    // The parsed index is held in a variable: a range-for over a member of a temporary reads freed memory.
+    const Json old_index =
+        o.had_baselines ? Json::parse(io::read_text_file((base / kStudyIndex).string(), "study index")) : Json::object();
+    if (old_index.contains("cases") && old_index["cases"].is_array())
+      for (const auto& old : old_index["cases"]) {
         const auto name = old.value("name", std::string());
         if (name.empty() || name.find('/') != std::string::npos || name.find("..") != std::string::npos) continue;
         std::error_code ec;
