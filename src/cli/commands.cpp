@@ -22,19 +22,6 @@
 namespace inflect::cli {
 namespace {
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw core::Error(core::ErrorKind::io, fmt::format("cannot write '{}'", path));
-  out << text;
-  if (!out) throw core::Error(core::ErrorKind::io, fmt::format("cannot write '{}'", path));
-}
-
-void make_dir(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw core::Error(core::ErrorKind::io, fmt::format("cannot create directory '{}': {}", dir, ec.message()));
-}
-
 // On stderr, so --json's stdout stays the report alone (which carries them too, in `warnings`).
 void print_warnings(const std::vector<std::string>& warnings) {
   for (const auto& w : warnings) std::fprintf(stderr, "inflect: warning: %s\n", w.c_str());
@@ -88,7 +75,7 @@ int cmd_run(const RunArgs& a) {
   io::ChromeTraceWriter trace(a.trace_ranks);
   if (write_files && !a.no_trace) {
     // The trace goes to its file as it is formatted: a full-fidelity trace reaches a gigabyte.
-    make_dir(a.out_dir);
+    io::make_directories(a.out_dir);
     trace.stream_to((std::filesystem::path(a.out_dir) / "trace.json").string());
     so.observer = &trace;
   }
@@ -97,8 +84,8 @@ int cmd_run(const RunArgs& a) {
   print_warnings(r.warnings);
   const bool traced = !a.no_trace && r.simulated;
   if (write_files) {
-    make_dir(a.out_dir);
-    write_file((std::filesystem::path(a.out_dir) / "report.json").string(), io::report_to_json(r) + "\n");
+    io::make_directories(a.out_dir);
+    io::write_text_file((std::filesystem::path(a.out_dir) / "report.json").string(), io::report_to_json(r) + "\n");
     if (traced) trace.write((std::filesystem::path(a.out_dir) / "trace.json").string());
   }
   if (a.json) {
@@ -166,7 +153,7 @@ int cmd_export(const std::string& experiment, const std::string& out, plan::Fide
   analysis::SimulateOptions so;
   so.fidelity = fidelity;
   workload::ExecutionGraph g = analysis::build_graph(e, so);
-  write_file(out, workload::graph_to_json(g));
+  io::write_text_file(out, workload::graph_to_json(g));
   std::fputs(fmt::format("wrote {} ({} ops on {} simulated ranks)\n", out, g.op_count(), g.simulated_ranks().size()).c_str(), stdout);
   return 0;
 }

@@ -3,24 +3,13 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
 
 #include "cli/commands.hpp"
-#include "inflect/core/error.hpp"
+#include "inflect/io/yaml_reader.hpp"
 #include "inflect/study/compare_output.hpp"
 #include "inflect/study/study_runner.hpp"
 
 namespace inflect::cli {
-
-namespace {
-
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) throw core::Error(core::ErrorKind::io, fmt::format("cannot write '{}'", path));
-}
-
-}  // namespace
 
 int cmd_compare(const CompareArgs& a) {
   study::CompareOptions o;
@@ -30,8 +19,8 @@ int cmd_compare(const CompareArgs& a) {
   const study::ResultSet now = study::load_result_set(a.now);
   const study::Comparison c = study::compare(base, now, o);
   std::fputs(study::comparison_text(c, a.all).c_str(), stdout);
-  if (!a.markdown.empty()) write_text(a.markdown, study::comparison_markdown(c));
-  if (!a.junit.empty()) write_text(a.junit, study::comparison_junit(c));
+  if (!a.markdown.empty()) io::write_text_file(a.markdown, study::comparison_markdown(c));
+  if (!a.junit.empty()) io::write_text_file(a.junit, study::comparison_junit(c));
   return c.failed() ? kExitGateFailed : kExitOk;
 }
 

@@ -318,6 +318,19 @@ std::string read_text_file(const std::string& path, const std::string& what) {
   return text;
 }
 
+void write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw Error(ErrorKind::io, fmt::format("cannot write '{}'", path));
+  out << text;
+  if (!out) throw Error(ErrorKind::io, fmt::format("cannot write '{}'", path));
+}
+
+void make_directories(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error(ErrorKind::io, fmt::format("cannot create directory '{}': {}", dir, ec.message()));
+}
+
 Node load_yaml_file(const std::string& path, const std::string& what) { return load_yaml_string(read_text_file(path, what), path); }
 
 }  // namespace inflect::io

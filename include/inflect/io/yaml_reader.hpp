@@ -92,6 +92,10 @@ auto located(const Node& at, Fn&& fn) -> decltype(fn()) {
 /// A whole file as text; a missing or unreadable file is ErrorKind::io naming `what` ("scan file").
 /// The read is recorded for the report's provenance under the role `what` (io/provenance.hpp).
 std::string read_text_file(const std::string& path, const std::string& what = "file");
+/// Writes `text` to `path` (replacing it); a file that cannot be written is ErrorKind::io naming it.
+void write_text_file(const std::string& path, const std::string& text);
+/// Creates `dir` and its parents if missing; failure is ErrorKind::io naming it.
+void make_directories(const std::string& dir);
 /// Loads a YAML file; a missing file is ErrorKind::io, a syntax error ErrorKind::input with line.
 Node load_yaml_file(const std::string& path, const std::string& what = "file");
 /// The largest YAML input accepted (8 MiB): past it load_yaml_string refuses before parsing.
