@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <sstream>
 #include <nlohmann/json.hpp>
@@ -27,17 +26,8 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
-void write_file(const fs::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary);
-  out << text;
-  if (!out) throw core::Error(core::ErrorKind::io, fmt::format("cannot write '{}'", p.string()));
-}
-
-void make_dirs(const fs::path& d) {
-  std::error_code ec;
-  fs::create_directories(d, ec);
-  if (ec) throw core::Error(core::ErrorKind::io, fmt::format("cannot create '{}': {}", d.string(), ec.message()));
-}
+void write_file(const fs::path& p, const std::string& text) { io::write_text_file(p.string(), text); }
+void make_dirs(const fs::path& d) { io::make_directories(d.string()); }
 
 // A case folder is rewritten whole, so no file of an earlier run (a scan's old rows) survives.
 void fresh_dir(const fs::path& d) {
@@ -85,13 +75,15 @@ struct ExperimentRun {
   std::optional<io::ValidationCase> validation;
 };
 
+// The file is read once: the experiment and, for a validation case, the figure its source
+// published (the study prints its error) come from one document.
 ExperimentRun load_case(const StudyCase& c) {
   ExperimentRun run;
   io::InputRecorder recorder;
-  run.e = io::load_experiment(c.file);
-  run.inputs = recorder.files();
-  // A validation case carries the figure its source published; the study prints its error.
   const io::Node root = io::load_yaml_file(c.file, "experiment");
+  const std::string dir = fs::path(c.file).parent_path().string();
+  run.e = io::parse_experiment(root, dir.empty() ? "." : dir);
+  run.inputs = recorder.files();
   if (root.is_map() && root.raw()["validation"]) run.validation = io::parse_validation_case(root, c.file);
   return run;
 }
@@ -194,7 +186,7 @@ StudyOutcome run_study(const StudySpec& spec, const StudyOptions& options) {
     if (old_index.contains("cases") && old_index["cases"].is_array())
       for (const auto& old : old_index["cases"]) {
         const auto name = old.value("name", std::string());
-        if (name.empty() || name.find('/') != std::string::npos || name.find("..") != std::string::npos) continue;
+        if (!is_case_name(name)) continue;
         std::error_code ec;
         fs::remove_all(base / name, ec);
       }
