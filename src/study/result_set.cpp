@@ -10,6 +10,7 @@
 #include "inflect/io/report_json.hpp"
 #include "inflect/io/yaml_reader.hpp"
 #include "inflect/scan/results.hpp"
+#include "inflect/study/study_file.hpp"
 
 namespace inflect::study {
 
@@ -73,9 +74,8 @@ std::vector<ResultPoint> points_of_study(const std::string& dir) {
       throw input_error(index, "every case needs a 'name' and a 'kind'");
     const auto name = c["name"].get<std::string>();
     const auto kind = c["kind"].get<std::string>();
-    // Case names are file-name stems the study checked; refuse anything that would leave the folder.
-    if (name.empty() || name.find('/') != std::string::npos || name.find("..") != std::string::npos)
-      throw input_error(index, fmt::format("case name '{}' is not a folder name", name));
+    // The study file's rule: anything else could name a path outside the folder.
+    if (!is_case_name(name)) throw input_error(index, fmt::format("case name '{}' is not a folder name", name));
     const fs::path case_dir = fs::path(dir) / name;
     if (kind == "experiment") {
       const auto report = (case_dir / "report.json").string();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
 
@@ -15,13 +16,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A case name becomes a folder name in the results and the baselines.
 void check_name(const io::Node& at, const std::string& name) {
-  const bool ok = !name.empty() && name != "." && name != ".." &&
-                  std::all_of(name.begin(), name.end(), [](char c) {
-                    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-                  });
-  if (!ok) at.fail(fmt::format("case name '{}' must be a folder name: letters, digits, '-', '_' and '.'", name));
+  if (!is_case_name(name))
+    at.fail(fmt::format("case name '{}' must be a folder name: letters, digits, '-', '_' and '.'", name));
 }
 
 std::string resolve(const io::Node& at, const std::string& dir, const std::string& p, bool want_dir) {
@@ -38,6 +35,12 @@ std::string resolve(const io::Node& at, const std::string& dir, const std::strin
 std::string stem(const std::string& path) { return fs::path(path).stem().string(); }
 
 }  // namespace
+
+bool is_case_name(std::string_view name) {
+  return !name.empty() && name != "." && name != ".." && std::all_of(name.begin(), name.end(), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+         });
+}
 
 std::string_view case_kind_name(CaseKind k) { return k == CaseKind::scan ? "scan" : "experiment"; }
 

@@ -13,6 +13,7 @@
 //     - scan: ../scans/h100-vs-h200.yaml
 //       name: h100-vs-h200
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "inflect/io/yaml_reader.hpp"
@@ -41,6 +42,11 @@ struct StudySpec {
   std::vector<Threshold> thresholds;
   std::vector<StudyCase> cases;  // in the file's order, a folder's files by name
 };
+
+/// Whether `name` can be a case's folder: letters, digits, '-', '_' and '.', not "." or "..". The
+/// study file's names, a result folder's index and the baselines' update all hold to it, so no
+/// name read back from a study.json can leave its folder.
+bool is_case_name(std::string_view name);
 
 /// Reads and checks a study file: every key known, every case's file present, names unique (a
 /// clash names both files). Relative paths resolve against the study file's folder.
