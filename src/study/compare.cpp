@@ -69,6 +69,16 @@ std::optional<double> metric_value(const analysis::RunReport& r, const std::stri
   return std::nullopt;
 }
 
+std::vector<std::string> PointComparison::failures() const {
+  std::vector<std::string> out = status_failures;
+  for (const auto& d : metrics) out.insert(out.end(), d.why.begin(), d.why.end());
+  return out;
+}
+
+bool PointComparison::failed() const {
+  return !status_failures.empty() || std::any_of(metrics.begin(), metrics.end(), [](const MetricDelta& d) { return d.failed(); });
+}
+
 int Comparison::failed_points() const {
   int n = 0;
   for (const auto& p : points) n += p.failed() ? 1 : 0;
@@ -99,14 +109,14 @@ Comparison compare(const ResultSet& base, const ResultSet& now, const CompareOpt
     pc.base = &b;
     const auto it = new_by_key.find(b.key);
     if (it == new_by_key.end()) {
-      pc.failures.push_back("in the base only (gone from the new side)");
+      pc.status_failures.push_back("in the base only (gone from the new side)");
       c.points.push_back(std::move(pc));
       continue;
     }
     const ResultPoint& n = *it->second;
     new_by_key.erase(it);
     pc.now = &n;
-    if (b.status != n.status) pc.failures.push_back(fmt::format("status changed: {} -> {}", b.status, n.status));
+    if (b.status != n.status) pc.status_failures.push_back(fmt::format("status changed: {} -> {}", b.status, n.status));
     if (b.has_report && n.has_report) diffs.add(b.report.provenance, n.report.provenance);
     for (const auto& metric : c.metrics) {
       MetricDelta d;
@@ -122,7 +132,7 @@ Comparison compare(const ResultSet& base, const ResultSet& now, const CompareOpt
                                                                                   b.status == n.status);
         if (!crossed) continue;
         d.crossed.push_back(t.text);
-        pc.failures.push_back(
+        d.why.push_back(
             d.base && d.now
                 ? fmt::format("{} {} -> {} ({}) crosses {}", metric, show(*d.base), show(*d.now),
                               d.relative ? fmt::format("{:+.2f}%", 100 * *d.relative) : std::string("from 0"), t.text)
@@ -138,7 +148,7 @@ Comparison compare(const ResultSet& base, const ResultSet& now, const CompareOpt
     PointComparison pc;
     pc.key = n.key;
     pc.now = &n;
-    pc.failures.push_back("in the new side only (not in the base)");
+    pc.status_failures.push_back("in the new side only (not in the base)");
     c.points.push_back(std::move(pc));
   }
   c.warnings = diffs.lines();

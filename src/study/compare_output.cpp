@@ -107,7 +107,7 @@ std::string comparison_text(const Comparison& c, bool all) {
   if (c.failed()) {
     out += "\nfailures:\n";
     for (const auto& p : c.points)
-      for (const auto& f : p.failures) out += fmt::format("  {}: {}\n", point_name(p), f);
+      for (const auto& f : p.failures()) out += fmt::format("  {}: {}\n", point_name(p), f);
   }
   if (!c.warnings.empty()) {
     out += "\nwarning: the sides' inputs differ beyond what the points vary:\n";
@@ -122,7 +122,7 @@ std::string comparison_markdown(const Comparison& c, const std::string& title) {
   if (c.failed()) {
     out += "| point | why it fails |\n|---|---|\n";
     for (const auto& p : c.points)
-      for (const auto& f : p.failures) out += fmt::format("| {} | {} |\n", md_cell(point_name(p)), md_cell(f));
+      for (const auto& f : p.failures()) out += fmt::format("| {} | {} |\n", md_cell(point_name(p)), md_cell(f));
     out += "\n";
   }
   if (!c.warnings.empty()) {
@@ -174,21 +174,8 @@ std::string comparison_junit(const Comparison& c, const std::string& suite) {
   };
   for (const auto& p : c.points) {
     const std::string cls = point_name(p);
-    // Presence and status: every failure that is not a crossed threshold.
-    std::vector<std::string> status_failures;
-    for (const auto& f : p.failures) {
-      const bool is_threshold = std::any_of(p.metrics.begin(), p.metrics.end(), [&](const MetricDelta& d) {
-        return d.failed() && f.starts_with(d.metric + " ");
-      });
-      if (!is_threshold) status_failures.push_back(f);
-    }
-    testcase(cls, "presence and status", status_failures, "status");
-    for (const auto& d : p.metrics) {
-      std::vector<std::string> why;
-      for (const auto& f : p.failures)
-        if (d.failed() && f.starts_with(d.metric + " ")) why.push_back(f);
-      testcase(cls, d.metric, why, "threshold");
-    }
+    testcase(cls, "presence and status", p.status_failures, "status");
+    for (const auto& d : p.metrics) testcase(cls, d.metric, d.why, "threshold");
   }
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += fmt::format("<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\">\n", xml_escape(suite), tests, failures);

@@ -105,9 +105,9 @@ TEST_CASE("compare: points matched by key, and one-sided points and status chang
   CHECK(c.points[0].key == "a");
   CHECK(c.points[3].key == "new");
   // a: 10 -> 10.5 s is +5%, past +2%.
-  REQUIRE(c.points[0].failures.size() == 1);
-  CHECK(c.points[0].failures[0].find("+5.00%") != std::string::npos);
-  CHECK(c.points[1].failures[0] == "status changed: ok -> does_not_fit");
+  REQUIRE(c.points[0].failures().size() == 1);
+  CHECK(c.points[0].failures()[0].find("+5.00%") != std::string::npos);
+  CHECK(c.points[1].failures()[0] == "status changed: ok -> does_not_fit");
   CHECK(c.points[2].now == nullptr);
   CHECK(c.points[2].failed());
   CHECK(c.points[3].base == nullptr);

@@ -25,6 +25,7 @@ struct MetricDelta {
   std::optional<double> base, now;  // null: unknown on that side (did not run, not modeled)
   std::optional<double> relative;   // (now - base) / |base| when both are known and base != 0
   std::vector<std::string> crossed;  // the thresholds it crossed, as written
+  std::vector<std::string> why;      // for each, one sentence with both values and the change
   bool failed() const { return !crossed.empty(); }
 };
 
@@ -33,10 +34,12 @@ struct PointComparison {
   const ResultPoint* base = nullptr;  // null: only on the new side
   const ResultPoint* now = nullptr;   // null: only on the base side
   std::vector<MetricDelta> metrics;   // empty unless both sides have the point
-  /// Why the point fails, one sentence each ("status changed: ok -> does_not_fit", a crossed
-  /// threshold with both values); empty when it passes.
-  std::vector<std::string> failures;
-  bool failed() const { return !failures.empty(); }
+  /// Presence and status: "in the base only", "status changed: ok -> does_not_fit".
+  std::vector<std::string> status_failures;
+  /// Why the point fails, one sentence each: its status failures, then each metric's crossed
+  /// thresholds (MetricDelta::why) in metric order; empty when it passes.
+  std::vector<std::string> failures() const;
+  bool failed() const;
 };
 
 struct Comparison {
