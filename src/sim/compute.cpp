@@ -8,13 +8,22 @@ namespace inflect::sim {
 
 using core::Time;
 
+namespace {
+hw::KernelPower with_duration(hw::KernelPower p, Time t) {
+  p.t_cal = core::Seconds(t.seconds());
+  return p;
+}
+}  // namespace
+
 Compute::Compute(const workload::ExecutionGraph& g, const hw::ComputeModel& model, const EngineOptions& opt,
                  const RankTemplates& t, RankState& state, core::EventQueue& q)
     : g_(g), opt_(opt), t_(t), state_(state), q_(q), speeds_(g, model, t, opt.variability) {
   kernel_time_.reserve(g.kernels().size());
   for (const auto& k : g.kernels()) kernel_flops_.push_back(k.cost.flops.value());
   for (const auto& k : g.kernels()) {
-    if (k.parts.empty()) {
+    if (k.recorded) {
+      kernel_time_.push_back(*k.recorded);  // measured: the device model has no say
+    } else if (k.parts.empty()) {
       kernel_time_.push_back(model.duration(k.cost));
     } else {
       Time sum = Time::zero();
@@ -31,9 +40,14 @@ Compute::Compute(const workload::ExecutionGraph& g, const hw::ComputeModel& mode
   }
   if (opt.power.model) {
     kernel_power_.reserve(g.kernels().size());
-    for (const auto& k : g.kernels())
-      kernel_power_.push_back(k.parts.empty() ? opt.power.model->profile(k.cost, model)
-                                              : opt.power.model->profile(k.parts, model));
+    for (const auto& k : g.kernels()) {
+      hw::KernelPower p = k.parts.empty() ? opt.power.model->profile(k.cost, model) : opt.power.model->profile(k.parts, model);
+      // A recorded kernel ran for its measured time: its energy is its work's (none when the trace
+      // names no FLOPs or bytes: idle power), spread over that time; the share that follows the
+      // clock is the model's for that work.
+      if (k.recorded) p = opt.power.model->calibrate(with_duration(p, *k.recorded));
+      kernel_power_.push_back(p);
+    }
   }
   power_.reset(opt.power, t.slots());
 }

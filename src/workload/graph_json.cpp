@@ -40,6 +40,8 @@ constexpr double kMaxKernelFlops = 1e20;   // 40x a whole 405B step's FLOPs per 
 constexpr double kMaxBytes = 1e15;         // 1 PB: 600x that all-reduce; 3,000x a 288 GB HBM
 constexpr double kMaxTokensPerStep = 1e12;  // 60,000x Llama 3's 16M-token batch
 constexpr double kMaxModelFlopsPerStep = 1e27;  // 25x the FLOPs of Llama 3 405B's whole training run
+// A recorded kernel's duration: at most a day (a trace's longest kernel is seconds).
+constexpr std::int64_t kMaxRecordedPs = 86'400'000'000'000'000;
 const char* const kKernelFlopsWhy = "40x a Llama 3 405B step's FLOPs per GPU, in one kernel";
 const char* const kBytesWhy = "1 PB: 600x an FP32 all-reduce of 405B parameters";
 // Op fields before the trailing deps: rank, stream, type, payload, phase, layer, micro_batch.
@@ -157,7 +159,126 @@ void check_gemm_flops(const Reader& r, const core::KernelCost& c, const std::str
                                       c.flops.value(), c.m, c.n, c.k, c.batch, expected));
 }
 
+json parse_entry(const Reader& r, const std::string& text) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    r.fail("", fmt::format("not valid JSON (at byte {}): {}", e.byte, e.what()));
+  } catch (const json::exception& e) {
+    // e.g. out_of_range for a number like 1e400 that no double holds
+    r.fail("", fmt::format("not valid JSON: {}", e.what()));
+  }
+}
+
+Kernel read_kernel(const Reader& r, const json& kj, const std::string& path) {
+  constexpr std::int64_t kMaxDim = std::numeric_limits<std::int64_t>::max();
+  if (kj.size() < 9 || kj.size() > 11)
+    r.fail(path, fmt::format("expected 9 fields (10 with the parts of a fused block, 11 with a recorded duration), got {}",
+                             kj.size()));
+  Kernel k;
+  k.name = r.string(kj[0], path + ".name");
+  k.cost.cls = static_cast<core::KernelClass>(r.choice(kj[1], path + ".class", kClassNames));
+  k.cost.precision = *core::parse_precision(kPrecisionNames[r.choice(kj[2], path + ".precision", kPrecisionNames)]);
+  k.cost.flops = core::Flops(r.bounded(kj[3], path + ".flops", kMaxKernelFlops, kKernelFlopsWhy));
+  k.cost.bytes = core::Bytes(r.bounded(kj[4], path + ".bytes", kMaxBytes, kBytesWhy));
+  k.cost.m = r.integer(kj[5], path + ".m", 0, kMaxDim);
+  k.cost.n = r.integer(kj[6], path + ".n", 0, kMaxDim);
+  k.cost.k = r.integer(kj[7], path + ".k", 0, kMaxDim);
+  k.cost.batch = r.integer(kj[8], path + ".batch", 1, kMaxDim);
+  check_gemm_flops(r, k.cost, path);
+  if (kj.size() == 11)
+    k.recorded = core::Time::ps(r.integer(kj[10], path + ".recorded_ps", 0, kMaxRecordedPs));
+  if (kj.size() >= 10) {
+    const json& parts = r.array(kj[9], path + ".parts");
+    if (parts.empty() && kj.size() == 10) r.fail(path + ".parts", "empty; leave the field out for a kernel that is not fused");
+    for (std::size_t pi = 0; pi < parts.size(); ++pi) {
+      const std::string pp = fmt::format("{}.parts[{}]", path, pi);
+      const json& pj = r.array(parts[pi], pp, 8);
+      core::KernelCost pc;
+      pc.cls = static_cast<core::KernelClass>(r.choice(pj[0], pp + ".class", kClassNames));
+      pc.precision = *core::parse_precision(kPrecisionNames[r.choice(pj[1], pp + ".precision", kPrecisionNames)]);
+      pc.flops = core::Flops(r.bounded(pj[2], pp + ".flops", kMaxKernelFlops, kKernelFlopsWhy));
+      pc.bytes = core::Bytes(r.bounded(pj[3], pp + ".bytes", kMaxBytes, kBytesWhy));
+      pc.m = r.integer(pj[4], pp + ".m", 0, kMaxDim);
+      pc.n = r.integer(pj[5], pp + ".n", 0, kMaxDim);
+      pc.k = r.integer(pj[6], pp + ".k", 0, kMaxDim);
+      pc.batch = r.integer(pj[7], pp + ".batch", 1, kMaxDim);
+      check_gemm_flops(r, pc, pp);
+      k.parts.push_back(pc);
+    }
+  }
+  return k;
+}
+
+Collective read_collective(const Reader& r, const json& cj, const std::string& path, std::size_t group_count) {
+  if (cj.size() != 5 && cj.size() != 6)
+    r.fail(path, fmt::format("expected 5 fields (6 with the collectives it runs after itself), got {}", cj.size()));
+  Collective c;
+  c.name = r.string(cj[0], path + ".name");
+  c.kind = static_cast<CollectiveKind>(r.choice(cj[1], path + ".kind", kKindNames));
+  c.dim = static_cast<ParallelDim>(r.choice(cj[2], path + ".dim", kDimNames));
+  std::int64_t group = r.integer(cj[3], path + ".group", 0, std::numeric_limits<GroupId>::max());
+  if (static_cast<std::size_t>(group) >= group_count)
+    r.fail(path + ".group", fmt::format("group {} does not exist; {} groups are defined", group, group_count));
+  c.group = static_cast<GroupId>(group);
+  c.bytes = core::Bytes(r.bounded(cj[4], path + ".bytes", kMaxBytes, kBytesWhy));
+  if (cj.size() == 6) {
+    const json& then = r.array(cj[5], path + ".then");
+    if (then.empty()) r.fail(path + ".then", "a collective's list of those it runs after itself may not be empty");
+    for (std::size_t pi = 0; pi < then.size(); ++pi) {
+      const std::string pp = fmt::format("{}.then[{}]", path, pi);
+      const json& pj = r.array(then[pi], pp, 3);
+      CollectivePart part;
+      part.name = r.string(pj[0], pp + ".name");
+      part.kind = static_cast<CollectiveKind>(r.choice(pj[1], pp + ".kind", kKindNames));
+      part.bytes = core::Bytes(r.bounded(pj[2], pp + ".bytes", kMaxBytes, kBytesWhy));
+      c.then.push_back(std::move(part));
+    }
+  }
+  return c;
+}
+
 }  // namespace
+
+std::string kernel_to_json(const Kernel& k) {
+  const core::KernelCost& c = k.cost;
+  std::string out;
+  out += fmt::format("[{},\"{}\",\"{}\",{},{},{},{},{},{}", str(k.name), class_name(c.cls),
+                     core::to_string(c.precision), num(c.flops.value()), num(c.bytes.value()), c.m, c.n,
+                     c.k, c.batch);
+  if (!k.parts.empty() || k.recorded) {
+    // A fused block: its parts, each [class, precision, flops, bytes, m, n, k, batch]; the engine
+    // times the block as the sum of its parts, so they must survive the round trip. A recorded
+    // kernel writes its (possibly empty) parts, then its measured duration in ps.
+    out += ",[";
+    for (std::size_t pi = 0; pi < k.parts.size(); ++pi) {
+      const core::KernelCost& pc = k.parts[pi];
+      out += fmt::format("{}[\"{}\",\"{}\",{},{},{},{},{},{}]", pi ? "," : "", class_name(pc.cls),
+                         core::to_string(pc.precision), num(pc.flops.value()), num(pc.bytes.value()), pc.m, pc.n,
+                         pc.k, pc.batch);
+    }
+    out += "]";
+    if (k.recorded) out += fmt::format(",{}", k.recorded->count_ps());
+  }
+  out += "]";
+  return out;
+}
+
+std::string collective_to_json(const Collective& c) {
+  std::string out;
+  out += fmt::format("[{},\"{}\",\"{}\",{},{}", str(c.name), to_string(c.kind), to_string(c.dim), c.group,
+                     num(c.bytes.value()));
+  if (!c.then.empty()) {
+    // The collectives it runs right after itself, as [name, kind, bytes] (Collective::then).
+    out += ",[";
+    for (std::size_t pi = 0; pi < c.then.size(); ++pi)
+      out += fmt::format("{}[{},\"{}\",{}]", pi ? "," : "", str(c.then[pi].name), to_string(c.then[pi].kind),
+                         num(c.then[pi].bytes.value()));
+    out += "]";
+  }
+  out += "]";
+  return out;
+}
 
 std::string graph_to_json(const ExecutionGraph& g) {
   // The format has no replicas: they are written out as the ops they stand for.
@@ -201,41 +322,13 @@ std::string graph_to_json(const ExecutionGraph& g) {
   }
   out += "],\n\"kernels\":[";
   for (std::size_t i = 0; i < g.kernels().size(); ++i) {
-    const Kernel& k = g.kernels()[i];
-    const core::KernelCost& c = k.cost;
     out += i ? ",\n" : "\n";
-    out += fmt::format("[{},\"{}\",\"{}\",{},{},{},{},{},{}", str(k.name), class_name(c.cls),
-                       core::to_string(c.precision), num(c.flops.value()), num(c.bytes.value()), c.m, c.n,
-                       c.k, c.batch);
-    if (!k.parts.empty()) {
-      // A fused block: its parts, each [class, precision, flops, bytes, m, n, k, batch]; the engine
-      // times the block as the sum of its parts, so they must survive the round trip.
-      out += ",[";
-      for (std::size_t pi = 0; pi < k.parts.size(); ++pi) {
-        const core::KernelCost& pc = k.parts[pi];
-        out += fmt::format("{}[\"{}\",\"{}\",{},{},{},{},{},{}]", pi ? "," : "", class_name(pc.cls),
-                           core::to_string(pc.precision), num(pc.flops.value()), num(pc.bytes.value()), pc.m, pc.n,
-                           pc.k, pc.batch);
-      }
-      out += "]";
-    }
-    out += "]";
+    out += kernel_to_json(g.kernels()[i]);
   }
   out += "],\n\"collectives\":[";
   for (std::size_t i = 0; i < g.collectives().size(); ++i) {
-    const Collective& c = g.collectives()[i];
     out += i ? ",\n" : "\n";
-    out += fmt::format("[{},\"{}\",\"{}\",{},{}", str(c.name), to_string(c.kind), to_string(c.dim), c.group,
-                       num(c.bytes.value()));
-    if (!c.then.empty()) {
-      // The collectives it runs right after itself, as [name, kind, bytes] (Collective::then).
-      out += ",[";
-      for (std::size_t pi = 0; pi < c.then.size(); ++pi)
-        out += fmt::format("{}[{},\"{}\",{}]", pi ? "," : "", str(c.then[pi].name), to_string(c.then[pi].kind),
-                           num(c.then[pi].bytes.value()));
-      out += "]";
-    }
-    out += "]";
+    out += collective_to_json(g.collectives()[i]);
   }
   out += "],\n\"ops\":[";
   for (std::size_t i = 0; i < g.ops().size(); ++i) {
@@ -250,17 +343,21 @@ std::string graph_to_json(const ExecutionGraph& g) {
   return out;
 }
 
+Kernel kernel_from_json(const std::string& text, const std::string& where) {
+  const Reader r(where);
+  const json j = parse_entry(r, text);
+  return read_kernel(r, r.array(j, "kernel"), "kernel");
+}
+
+Collective collective_from_json(const std::string& text, const std::string& where, std::size_t group_count) {
+  const Reader r(where);
+  const json j = parse_entry(r, text);
+  return read_collective(r, r.array(j, "collective"), "collective", group_count);
+}
+
 ExecutionGraph graph_from_json(const std::string& text, const std::string& file) {
   Reader r(file);
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    r.fail("", fmt::format("not valid JSON (at byte {}): {}", e.byte, e.what()));
-  } catch (const json::exception& e) {
-    // e.g. out_of_range for a number like 1e400 that no double holds
-    r.fail("", fmt::format("not valid JSON: {}", e.what()));
-  }
+  const json doc = parse_entry(r, text);
   if (!doc.is_object()) r.fail("", fmt::format("expected a JSON object at the top, got {}", Reader::type_of(doc)));
   for (const auto& [key, value] : doc.items()) {
     bool known = false;
@@ -350,73 +447,17 @@ ExecutionGraph graph_from_json(const std::string& text, const std::string& file)
   }
 
   const json& kernels = r.array(doc["kernels"], "kernels");
-  constexpr std::int64_t kMaxDim = std::numeric_limits<std::int64_t>::max();
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     std::string path = fmt::format("kernels[{}]", i);
     const json& kj = r.array(kernels[i], path);
-    if (kj.size() != 9 && kj.size() != 10)
-      r.fail(path, fmt::format("expected 9 fields (10 with the parts of a fused block), got {}", kj.size()));
-    Kernel k;
-    k.name = r.string(kj[0], path + ".name");
-    k.cost.cls = static_cast<core::KernelClass>(r.choice(kj[1], path + ".class", kClassNames));
-    k.cost.precision = *core::parse_precision(kPrecisionNames[r.choice(kj[2], path + ".precision", kPrecisionNames)]);
-    k.cost.flops = core::Flops(r.bounded(kj[3], path + ".flops", kMaxKernelFlops, kKernelFlopsWhy));
-    k.cost.bytes = core::Bytes(r.bounded(kj[4], path + ".bytes", kMaxBytes, kBytesWhy));
-    k.cost.m = r.integer(kj[5], path + ".m", 0, kMaxDim);
-    k.cost.n = r.integer(kj[6], path + ".n", 0, kMaxDim);
-    k.cost.k = r.integer(kj[7], path + ".k", 0, kMaxDim);
-    k.cost.batch = r.integer(kj[8], path + ".batch", 1, kMaxDim);
-    check_gemm_flops(r, k.cost, path);
-    if (kj.size() == 10) {
-      const json& parts = r.array(kj[9], path + ".parts");
-      for (std::size_t pi = 0; pi < parts.size(); ++pi) {
-        const std::string pp = fmt::format("{}.parts[{}]", path, pi);
-        const json& pj = r.array(parts[pi], pp, 8);
-        core::KernelCost pc;
-        pc.cls = static_cast<core::KernelClass>(r.choice(pj[0], pp + ".class", kClassNames));
-        pc.precision = *core::parse_precision(kPrecisionNames[r.choice(pj[1], pp + ".precision", kPrecisionNames)]);
-        pc.flops = core::Flops(r.bounded(pj[2], pp + ".flops", kMaxKernelFlops, kKernelFlopsWhy));
-        pc.bytes = core::Bytes(r.bounded(pj[3], pp + ".bytes", kMaxBytes, kBytesWhy));
-        pc.m = r.integer(pj[4], pp + ".m", 0, kMaxDim);
-        pc.n = r.integer(pj[5], pp + ".n", 0, kMaxDim);
-        pc.k = r.integer(pj[6], pp + ".k", 0, kMaxDim);
-        pc.batch = r.integer(pj[7], pp + ".batch", 1, kMaxDim);
-        check_gemm_flops(r, pc, pp);
-        k.parts.push_back(pc);
-      }
-    }
-    g.add_kernel(std::move(k));
+    g.add_kernel(read_kernel(r, kj, path));
   }
 
   const json& colls = r.array(doc["collectives"], "collectives");
   for (std::size_t i = 0; i < colls.size(); ++i) {
     std::string path = fmt::format("collectives[{}]", i);
     const json& cj = r.array(colls[i], path);
-    if (cj.size() != 5 && cj.size() != 6)
-      r.fail(path, fmt::format("expected 5 fields (6 with the collectives it runs after itself), got {}", cj.size()));
-    Collective c;
-    c.name = r.string(cj[0], path + ".name");
-    c.kind = static_cast<CollectiveKind>(r.choice(cj[1], path + ".kind", kKindNames));
-    c.dim = static_cast<ParallelDim>(r.choice(cj[2], path + ".dim", kDimNames));
-    std::int64_t group = r.integer(cj[3], path + ".group", 0, std::numeric_limits<GroupId>::max());
-    if (static_cast<std::size_t>(group) >= g.groups().size())
-      r.fail(path + ".group", fmt::format("group {} does not exist; {} groups are defined", group, g.groups().size()));
-    c.group = static_cast<GroupId>(group);
-    c.bytes = core::Bytes(r.bounded(cj[4], path + ".bytes", kMaxBytes, kBytesWhy));
-    if (cj.size() == 6) {
-      const json& then = r.array(cj[5], path + ".then");
-      if (then.empty()) r.fail(path + ".then", "a collective's list of those it runs after itself may not be empty");
-      for (std::size_t pi = 0; pi < then.size(); ++pi) {
-        const std::string pp = fmt::format("{}.then[{}]", path, pi);
-        const json& pj = r.array(then[pi], pp, 3);
-        CollectivePart part;
-        part.name = r.string(pj[0], pp + ".name");
-        part.kind = static_cast<CollectiveKind>(r.choice(pj[1], pp + ".kind", kKindNames));
-        part.bytes = core::Bytes(r.bounded(pj[2], pp + ".bytes", kMaxBytes, kBytesWhy));
-        c.then.push_back(std::move(part));
-      }
-    }
-    g.add_collective(std::move(c));
+    g.add_collective(read_collective(r, cj, path, g.groups().size()));
   }
 
   const json& ops = r.array(doc["ops"], "ops");

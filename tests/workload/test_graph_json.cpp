@@ -135,7 +135,7 @@ TEST_CASE("corrupt graph JSON is an input error naming the field") {
     expect_input_error(replace(good, "65535,3,4]", "65535,3,99]"), "ops[5].deps[1] (an earlier op): 99 is out of range [0, 4]");
   }
   SUBCASE("kernel with a missing field") {
-    expect_input_error(replace(good, ",2048,3072,1024,1]", ",2048,3072,1024]"), "kernels[0]: expected 9 fields (10 with the parts of a fused block), got 8");
+    expect_input_error(replace(good, ",2048,3072,1024,1]", ",2048,3072,1024]"), "kernels[0]: expected 9 fields (10 with the parts of a fused block, 11 with a recorded duration), got 8");
   }
   SUBCASE("bad kernel class") { expect_input_error(replace(good, "\"gemm\"", "\"gem\""), "did you mean 'gemm'"); }
   SUBCASE("negative bytes") { expect_input_error(replace(good, ",0.1,", ",-0.1,"), "kernels[0].bytes: -0.1 must be a finite number >= 0"); }

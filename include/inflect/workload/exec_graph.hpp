@@ -18,6 +18,7 @@
 
 #include "inflect/core/huge_pages.hpp"
 #include "inflect/core/kernel_cost.hpp"
+#include "inflect/core/time.hpp"
 #include "inflect/core/units.hpp"
 #include "inflect/workload/ids.hpp"
 #include "inflect/workload/rank_classes.hpp"
@@ -39,10 +40,16 @@ const char* to_string(ParallelDim d);
 /// a transformer block's kernels between two communication points, which changes no timing and
 /// keeps huge graphs small). When `parts` is non-empty, the op's duration is the sum of the parts'
 /// durations and `cost` holds their summed FLOPs and bytes.
+///
+/// `recorded` is a duration measured in a trace (an imported Chakra or PyTorch profiler trace
+/// keeps it unless asked to re-time, workload/trace_import.hpp): the engine runs the kernel for
+/// exactly that long on any device, and `cost` (often unknown, then zero) serves only the power
+/// model. A host-side gap between two launches is such a kernel too, on the trace's host stream.
 struct Kernel {
   std::string name;
   core::KernelCost cost;
   std::vector<core::KernelCost> parts;
+  std::optional<core::Time> recorded{};
 };
 
 /// bytes follow nccl-tests' conventions so figures compare with its output: all_reduce = the
