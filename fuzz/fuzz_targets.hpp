@@ -27,6 +27,7 @@
 #include "inflect/net/collective.hpp"
 #include "inflect/net/topology.hpp"
 #include "inflect/workload/graph_json.hpp"
+#include "inflect/workload/kineto_import.hpp"
 
 namespace inflect::fuzz {
 
@@ -58,6 +59,14 @@ inline void model_yaml(const std::uint8_t* data, std::size_t size) {
 inline void graph_json(const std::uint8_t* data, std::size_t size) {
   workload::ExecutionGraph g = workload::graph_from_json(as_text(data, size), "<fuzz graph>");
   g.validate();  // a parsed graph must be one the engine may run, or be rejected here
+}
+
+/// One rank's PyTorch profiler (Kineto) trace, imported with --retime so that GEMM shapes are read
+/// too; the builder validates the graph it makes.
+inline void kineto(const std::uint8_t* data, std::size_t size) {
+  workload::TraceImportOptions o;
+  o.retime = true;
+  (void)workload::import_kineto_text(as_text(data, size), "<fuzz kineto>", o);
 }
 
 /// nccl-tests output in any form parse_nccl_tests reads; the file name names a collective so that
@@ -113,12 +122,13 @@ struct Target {
   Entry entry;
 };
 
-inline constexpr std::array<Target, 11> kTargets = {{
+inline constexpr std::array<Target, 12> kTargets = {{
     {"experiment_yaml", &experiment_yaml},
     {"topology_yaml", &topology_yaml},
     {"device_yaml", &device_yaml},
     {"model_yaml", &model_yaml},
     {"graph_json", &graph_json},
+    {"kineto", &kineto},
     {"nccl_tests", &nccl_tests},
     {"gemm_sweep", &gemm_sweep},
     {"telemetry", &telemetry},
