@@ -63,7 +63,9 @@ void match_collectives(const std::vector<RankFile>& files, const std::vector<kin
   std::map<std::vector<RankId>, std::vector<std::size_t>> users;  // group -> files that call on it
   for (std::size_t i = 0; i < builds.size(); ++i)
     for (const auto& g : builds[i].groups) users[g].push_back(i);
-  for (const auto& [group, who] : users) {
+  for (const auto& entry : users) {
+    const std::vector<RankId>& group = entry.first;  // not a structured binding: lambdas capture it
+    const std::vector<std::size_t>& who = entry.second;
     if (who.size() < 2) continue;
     auto on_group = [&](std::size_t i) {
       std::vector<const kineto::IssuedCollective*> v;

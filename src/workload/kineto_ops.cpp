@@ -120,9 +120,13 @@ CollectiveCall collective_call(const Trace& t, const Event& k, const CollectiveM
   } else if (m.rank_start >= 0 && m.rank_stride >= 1 && m.group_size >= 1) {
     if (m.group_size > world) fail(t, k, fmt::format("'Group size' {} is past the job's {} ranks (world_size)", m.group_size, world));
     for (std::int64_t i = 0; i < m.group_size; ++i) ranks.push_back(m.rank_start + i * m.rank_stride);
+  } else if (auto pg = std::find_if(t.groups.begin(), t.groups.end(),
+                                    [&](const ProcessGroupConfig& g) { return !m.pg_name.empty() && g.name == m.pg_name; });
+             pg != t.groups.end() && !pg->ranks.empty()) {
+    ranks = pg->ranks;  // distributedInfo.pg_config lists the group's ranks in full
   } else {
     fail(t, k, "collective without its process group's ranks ('Process Group Ranks', or 'Global rank start', "
-               "'Global rank stride' and 'Group size')");
+               "'Global rank stride' and 'Group size', or its 'Process Group Name' in distributedInfo.pg_config)");
   }
   if (m.group_size >= 1 && static_cast<std::size_t>(m.group_size) != ranks.size())
     fail(t, k, fmt::format("'Process Group Ranks' lists {} ranks but 'Group size' is {}", ranks.size(), m.group_size));
@@ -231,6 +235,58 @@ std::optional<core::KernelCost> gemm_from_shapes(const Trace& t, const Event& op
   c.batch = static_cast<std::int64_t>(batch);
   c.flops = core::Flops(c.flops.value() * batch);
   c.bytes = core::Bytes(c.bytes.value() * batch);
+  return c;
+}
+
+bool is_attention_op(std::string_view n) { return n.rfind("aten::_scaled_dot_product_", 0) == 0; }
+
+std::optional<core::KernelCost> attention_from_shapes(const Trace& t, const Event& op, core::Precision fallback,
+                                                      std::string& why_not) {
+  const OpShapes& s = t.shapes[op.shapes];
+  const std::string& n = t.name(op);
+  // Argument positions of the schemas (aten/src/ATen/native/native_functions.yaml):
+  // _scaled_dot_product_flash_attention(query, key, value, dropout_p, is_causal, ...);
+  // _scaled_dot_product_flash_attention_backward(grad_out, query, key, value, out, logsumexp,
+  //   cum_seq_q, cum_seq_k, max_q, max_k, dropout_p, is_causal, ...).
+  std::size_t q = 0, causal = 0;
+  bool backward = false;
+  if (n == "aten::_scaled_dot_product_flash_attention") q = 0, causal = 4;
+  else if (n == "aten::_scaled_dot_product_flash_attention_backward") q = 1, causal = 11, backward = true;
+  else return why_not = "recorded: an attention op other than flash (efficient, cuDNN) is not re-timed yet", std::nullopt;
+  if (q + 1 >= s.dims.size() || s.dims[q].size() != 4 || s.dims[q + 1].size() != 4)
+    return why_not = "recorded: the attention op's Input Dims are not [batch, heads, sequence, head dim] tensors", std::nullopt;
+  if (causal >= s.concrete.size() || (s.concrete[causal] != "True" && s.concrete[causal] != "False"))
+    return why_not = "recorded: the attention op's is_causal is not in its Concrete Inputs", std::nullopt;
+  const auto &Q = s.dims[q], &K = s.dims[q + 1];
+  if (Q[0] != K[0] || Q[3] != K[3] || K[1] == 0 || Q[1] % K[1] != 0)
+    return why_not = "recorded: the attention op's query and key shapes do not agree", std::nullopt;
+  core::Precision p = fallback;
+  if (q < s.types.size()) {
+    if (s.types[q] == "c10::BFloat16") p = core::Precision::bf16;
+    else if (s.types[q] == "c10::Half") p = core::Precision::fp16;
+    else if (s.types[q] == "float") p = core::Precision::fp32;
+    else if (!s.types[q].empty())
+      return why_not = fmt::format("recorded: attention of type '{}', which the device model does not time", s.types[q]), std::nullopt;
+  }
+  const double b = static_cast<double>(Q[0]), h = static_cast<double>(Q[1]), sq = static_cast<double>(Q[2]);
+  const double hk = static_cast<double>(K[1]), sk = static_cast<double>(K[2]), d = static_cast<double>(Q[3]);
+  // Q K^T and P V, 2*sq*sk*d FLOPs each per head; causal masking skips half (as layer_costs.cpp's
+  // attn_fwd_flops); backward 2.5x (FlashAttention-2's five matmuls against two, layer_costs.cpp).
+  double flops = 4 * b * h * sq * sk * d * (s.concrete[causal] == "True" ? 0.5 : 1.0);
+  const double q_bytes = b * h * sq * d * core::bytes_per_element(p), kv_bytes = 2 * b * hk * sk * d * core::bytes_per_element(p);
+  double bytes = 2 * q_bytes + kv_bytes;  // read Q, K, V; write O
+  if (backward) {
+    flops *= 2.5;
+    bytes = 4 * q_bytes + 2 * kv_bytes;  // read Q, O, dO, K, V; write dQ, dK, dV
+  }
+  if (flops > kMaxKernelFlops || bytes > kMaxBytes)
+    fail(t, op, fmt::format("attention of {:g} FLOPs and {:g} bytes, past the bounds ({:g} FLOPs, {:g} bytes)", flops, bytes,
+                            kMaxKernelFlops, kMaxBytes));
+  core::KernelCost c;
+  c.cls = backward ? core::KernelClass::attention_backward : core::KernelClass::attention;
+  c.precision = p;
+  c.flops = core::Flops(flops);
+  c.bytes = core::Bytes(bytes);
   return c;
 }
 

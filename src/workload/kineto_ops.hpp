@@ -53,4 +53,13 @@ std::optional<ParallelDim> dim_from_description(std::string_view desc);
 std::optional<core::KernelCost> gemm_from_shapes(const Trace& t, const Event& op, core::Precision fallback,
                                                  std::string& why_not);
 
+/// Whether `op_name` is a fused attention entry point whose shapes kineto_trace.cpp keeps.
+bool is_attention_op(std::string_view op_name);
+
+/// A fused attention kernel's cost from its op's shapes (aten::_scaled_dot_product_flash_attention
+/// and its backward: query [b, h, s_q, d], key [b, h_kv, s_k, d], is_causal from "Concrete
+/// Inputs"), or nullopt with `why_not` set.
+std::optional<core::KernelCost> attention_from_shapes(const Trace& t, const Event& op, core::Precision fallback,
+                                                      std::string& why_not);
+
 }  // namespace inflect::workload::kineto

@@ -57,7 +57,7 @@ class RankBuilder {
   std::unordered_map<std::int64_t, std::uint32_t> sync_;       // correlation -> cuda_sync event
   std::unordered_map<std::int64_t, std::uint32_t> cpu_op_;     // External id -> cpu_op event
   std::unordered_map<std::int64_t, std::vector<std::uint32_t>> launched_;  // correlation -> GPU ops
-  std::unordered_map<std::int64_t, std::uint32_t> gemm_kernel_;  // External id -> its longest kernel
+  std::unordered_map<std::int64_t, std::uint32_t> op_kernel_;  // External id -> the op's longest kernel
   // Per CUDA stream: its GPU ops in order, with their launch times (a running maximum, for search).
   struct Stream {
     std::int64_t id = 0;
@@ -94,6 +94,15 @@ class RankBuilder {
     const std::uint32_t op = last_before(s->second, t_.events[r->second].ts);
     if (op == kNone) why_not = "the event was recorded before the replayed span: taken as met";
     return op;
+  }
+  /// A stream of the graph: at most 255 over the job (an op holds its stream in a byte).
+  std::uint8_t stream(const std::string& name) {
+    const auto& names = b_.graph().stream_names();
+    if (names.size() >= 255 && std::find(names.begin(), names.end(), name) == names.end())
+      throw core::Error(core::ErrorKind::input, fmt::format("{}: more than 255 streams (CUDA streams and launching host "
+                                                            "threads, over all ranks); the graph holds at most 255",
+                                                            t_.file));
+    return b_.stream(name);
   }
   void gpu_ops();
   void host_ops();
@@ -135,19 +144,27 @@ void RankBuilder::kernel_op(std::uint32_t ei, TraceOp& op) {
     k.cost.bytes = core::Bytes(static_cast<double>(std::max<std::int64_t>(e.bytes, 0)));
     out_.compute.add(e.cat == Cat::gpu_memcpy ? "recorded: copies (gpu_memcpy)" : "recorded: memsets (gpu_memset)");
   } else {
-    std::string why = "recorded: not launched by a GEMM op with shapes (record_shapes=True records them)";
-    std::optional<core::KernelCost> gemm;
+    std::string why = "recorded: not launched by a GEMM or attention op with shapes (record_shapes=True records them)";
+    std::optional<core::KernelCost> cost;
+    const char* retimed = "re-timed: GEMM from the launching op's Input Dims";
     if (auto c = cpu_op_.find(e.external_id); e.external_id >= 0 && c != cpu_op_.end() && t_.events[c->second].shapes != kNone) {
-      gemm = gemm_from_shapes(t_, t_.events[c->second], o_.precision, why);
-      if (gemm && gemm_kernel_.at(e.external_id) != ei) {
-        gemm.reset();
-        why = "recorded: another kernel of a GEMM op (split-K reduction, ...); its longest kernel is the GEMM";
+      const Event& launcher = t_.events[c->second];
+      if (is_attention_op(t_.name(launcher))) {
+        cost = attention_from_shapes(t_, launcher, o_.precision, why);
+        retimed = "re-timed: attention from the launching op's Input Dims";
+      } else {
+        cost = gemm_from_shapes(t_, launcher, o_.precision, why);
+      }
+      if (cost && op_kernel_.at(e.external_id) != ei) {
+        cost.reset();
+        why = "recorded: another kernel of a GEMM or attention op (a split-K reduction, a backward's pre- or "
+              "post-processing); the op's longest kernel stands for it";
       }
     }
-    if (gemm) k.cost = *gemm;
-    if (gemm && o_.retime) {
+    if (cost) k.cost = *cost;
+    if (cost && o_.retime) {
       k.recorded.reset();
-      out_.compute.add("re-timed: GEMM from the launching op's Input Dims");
+      out_.compute.add(retimed);
     } else {
       out_.compute.add(o_.retime ? why : std::string("recorded duration"));
     }
@@ -181,21 +198,21 @@ void RankBuilder::gpu_ops() {
       const Event &x = t_.events[a], &y = t_.events[b];
       return x.ts != y.ts ? x.ts < y.ts : x.index < y.index;
     });
-    // A GEMM op's longest kernel stands for the op (cuBLAS may add a split-K reduction kernel).
+    // An op's longest kernel stands for the op (cuBLAS may add a split-K reduction kernel).
     for (std::uint32_t ei : s.ops) {
       const Event& e = t_.events[ei];
       if (e.cat != Cat::kernel || e.external_id < 0) continue;
-      auto [it, fresh] = gemm_kernel_.try_emplace(e.external_id, ei);
+      auto [it, fresh] = op_kernel_.try_emplace(e.external_id, ei);
       if (!fresh && t_.events[it->second].dur < e.dur) it->second = ei;
     }
   }
   for (auto& [id, s] : streams_) {
-    const std::uint8_t stream = b_.stream(fmt::format("stream {}", id));
+    const std::uint8_t sid = stream(fmt::format("stream {}", id));
     std::int64_t latest = 0;
     for (std::uint32_t& ei : s.ops) {
       const Event& e = t_.events[ei];
       TraceOp op;
-      op.stream = stream;
+      op.stream = sid;
       kernel_op(ei, op);
       const std::uint32_t p = add(e.ts, op, ei);
       latest = std::max(latest, launch_time(e));
@@ -233,10 +250,13 @@ void RankBuilder::host_ops() {
   std::sort(order.begin(), order.end());
   for (std::size_t n = 0; n < order.size(); ++n) {
     const std::int64_t tid = order[n].second;
-    const std::uint8_t stream = b_.stream(n == 0 ? std::string("host") : fmt::format("host {}", n));
-    // The host starts at its first call of the step: time before it (data loading) overlaps the
-    // previous step's GPU work in a steady loop, and recorded_ns is the GPU's span for that reason.
-    std::int64_t t_prev = t_.events[by_tid[tid].front()].ts;
+    const std::uint8_t sid = stream(n == 0 ? std::string("host") : fmt::format("host {}", n));
+    // Time starts when the GPU starts the step (recorded_ns is the GPU's span): what the host
+    // launched before then was queued (a delay of 0), and a thread's later calls keep their gaps
+    // from there. In a steady loop the host runs ahead of the GPU (HTA's ns_resolution trace:
+    // ProfilerStep#104's kernels start 89.5 ms into its 95.6 ms), so starting the host at its
+    // own first call would pace the GPU by launches the real run had queued long before.
+    std::int64_t t_prev = gpu_begin_ <= gpu_end_ ? gpu_begin_ : t_.events[by_tid[tid].front()].ts;
     std::uint32_t last = kNone;
     std::vector<std::uint32_t> waits;
     // A host gap as a recorded delay op, after the previous one and whatever the host waited for.
@@ -249,7 +269,7 @@ void RankBuilder::host_ops() {
       k.name = "host";
       k.recorded = core::Time::ps(std::max<std::int64_t>(until - t_prev, 0) * 1000);
       TraceOp op;
-      op.stream = stream;
+      op.stream = sid;
       op.payload = b_.kernel(k);
       const std::uint32_t p = add(key, op, kNone);
       if (last != kNone) ops_[p].deps.push_back(last);

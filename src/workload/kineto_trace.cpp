@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <zlib.h>
 
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -329,8 +330,11 @@ void read_distributed_info(Trace& t, const json& d) {
     if (auto n = pg.find("pg_name"); n != pg.end() && n->is_string()) c.name = n->get<std::string>();
     if (auto n = pg.find("pg_desc"); n != pg.end() && n->is_string()) c.desc = n->get<std::string>();
     if (auto rs = pg.find("ranks"); rs != pg.end() && rs->is_array())
-      for (const auto& x : *rs)
-        if (x.is_number_integer()) c.ranks.push_back(x.get<std::int64_t>());
+      for (const auto& x : *rs) {
+        if (!x.is_number_integer() || x.get<std::int64_t>() < 0 || x.get<std::int64_t>() >= kMaxRanks)
+          fail(where, fmt::format("pg_config '{}' lists {}, not a rank", c.name, x.dump()));
+        c.ranks.push_back(x.get<std::int64_t>());
+      }
     t.groups.push_back(std::move(c));
   }
 }

@@ -81,10 +81,11 @@ double recorded_us(const ExecutionGraph& g, OpId id) {
 //   1027 (stream 20 waits for it), launch all-reduce 1030+5, launch fill 1060+5,
 //   cudaStreamSynchronize(stream 20) 1080+17.
 // GPU: stream 7: GEMM 1016+30, add 1046+10, fill 1066+8; stream 20: all-reduce 1056+40.
-// Host delays start at the first launch (1010): to each launch's end, 1015-1010 = 5, 1024-1015 = 9,
-// 1035-1024 = 11, 1065-1035 = 30; to the synchronize's start 1080-1065 = 15; then a 0 us delay that
-// waits for the all-reduce (the synchronize). The event recorded at 1025 captures the add (the last
-// op launched on stream 7 before it), so the all-reduce waits for the add.
+// Time starts when the GPU starts the step (the GEMM, 1016): the GEMM's launch ended before, a
+// delay of 0; then to each launch's end, 1024-1016 = 8, 1035-1024 = 11, 1065-1035 = 30; to the
+// synchronize's start 1080-1065 = 15; then a 0 us delay that waits for the all-reduce (the
+// synchronize). The event recorded at 1025 captures the add (the last op launched on stream 7
+// before it), so the all-reduce waits for the add.
 // Recorded step: the GPU's span, 1016 to 1096 = 80 us.
 TEST_CASE("kineto: a hand-written step, op by op") {
   const auto t = import_trace(TraceFormat::kineto, kData + "handmade_rank0.json", {});
@@ -107,16 +108,16 @@ TEST_CASE("kineto: a hand-written step, op by op") {
     return g.op(i).type == OpType::compute ? g.kernels()[g.op(i).payload].name : g.collectives()[g.op(i).payload].name;
   };
   auto deps = [&](OpId i) { return std::vector<OpId>(g.deps(i).begin(), g.deps(i).end()); };
-  // 0 host 5 us (launch GEMM), 1 GEMM, 2 host 9 us (launch add), 3 host 11 us (launch all-reduce),
+  // 0 host 0 us (launch GEMM), 1 GEMM, 2 host 8 us (launch add), 3 host 11 us (launch all-reduce),
   // 4 add, 5 all-reduce, 6 host 30 us (launch fill), 7 fill, 8 host 15 us, 9 host 0 us (sync)
   const std::vector<std::string> streams = {"host", "stream 7", "host", "host", "stream 7",
                                             "stream 20", "host", "stream 7", "host", "host"};
   for (OpId i = 0; i < 10; ++i) CHECK(stream(i) == streams[i]);
-  CHECK(recorded_us(g, 0) == 5);
+  CHECK(recorded_us(g, 0) == 0);
   CHECK(name(1) == "cutlass::Kernel");
   CHECK(recorded_us(g, 1) == 30);
   CHECK(deps(1) == std::vector<OpId>{0});
-  CHECK(recorded_us(g, 2) == 9);
+  CHECK(recorded_us(g, 2) == 8);
   CHECK(deps(2) == std::vector<OpId>{0});
   CHECK(recorded_us(g, 3) == 11);
   CHECK(name(4) == "at::native::vectorized_elementwise_kernel");
@@ -172,7 +173,39 @@ TEST_CASE("kineto: --retime re-times exactly the GEMMs with shapes") {
   }
   CHECK(changed == 1);
   CHECK(tally(b.summary.compute, "re-timed: GEMM") == 1);
-  CHECK(tally(b.summary.compute, "recorded: not launched by a GEMM op") == 2);
+  CHECK(tally(b.summary.compute, "recorded: not launched by a GEMM or attention op") == 2);
+}
+
+// A flash-attention forward with GQA (16 query heads, 8 key/value heads), causal by its Concrete
+// Inputs: 4*b*h*s_q*s_k*d/2 = 4*2*16*1024*1024*128/2 = 8,589,934,592 FLOPs; bytes read Q, K, V and
+// write O: 2*(2*16*1024*128*2 B) + 2*(2*8*1024*128*2 B) = 16,777,216 + 8,388,608 = 25,165,824.
+TEST_CASE("kineto: --retime re-times flash attention from its op's shapes") {
+  const std::string trace = one_event(
+      R"J({"ph": "X", "cat": "cpu_op", "name": "aten::_scaled_dot_product_flash_attention", "pid": 1, "tid": 1, "ts": 10,
+          "dur": 20, "args": {"External id": 5, "Input Dims": [[2, 16, 1024, 128], [2, 8, 1024, 128], [2, 8, 1024, 128], [], [],
+          [], []], "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar", "Scalar", ""],
+          "Concrete Inputs": ["", "", "", "0.", "True", "False", ""]}},
+         {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 12, "dur": 4,
+          "args": {"External id": 5, "correlation": 9}},
+         {"ph": "X", "cat": "kernel", "name": "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128>>(Flash_fwd_params)",
+          "pid": 0, "tid": 7, "ts": 17, "dur": 300, "args": {"External id": 5, "stream": 7, "correlation": 9, "device": 0}})J");
+  TraceImportOptions retime;
+  retime.retime = true;
+  const auto t = import_kineto_text(trace, "attn.json", retime);
+  const ExecutionGraph& g = t.graph;
+  REQUIRE(g.ops().size() == 2);  // the launch's delay, the kernel
+  const Kernel& k = g.kernels()[g.op(1).payload];
+  CHECK(k.name == "pytorch_flash::flash_fwd_kernel");
+  CHECK_FALSE(k.recorded.has_value());
+  CHECK(k.cost.cls == inflect::core::KernelClass::attention);
+  CHECK(k.cost.precision == inflect::core::Precision::bf16);
+  CHECK(k.cost.flops.value() == 8589934592.0);
+  CHECK(k.cost.bytes.value() == 25165824.0);
+  CHECK(tally(t.summary.compute, "re-timed: attention") == 1);
+  // Without is_causal in the Concrete Inputs the kernel keeps its recorded 300 us.
+  const auto u = import_kineto_text(replace(trace, R"("0.", "True")", R"("0.", "")"), "attn.json", retime);
+  CHECK(u.graph.kernels()[u.graph.op(1).payload].recorded == inflect::core::Time::ps(300'000'000));
+  CHECK(tally(u.summary.compute, "recorded: the attention op's is_causal is not in its Concrete Inputs") == 1);
 }
 
 TEST_CASE("kineto: an import is deterministic") {
@@ -263,7 +296,10 @@ TEST_CASE("kineto: malformed traces are located errors") {
   const std::string truncated = replace(replace(good, R"("Process Group Ranks": "[0, 1]")", R"("Process Group Ranks": "[0, ...]")"),
                                         R"("Group size": 2,)", R"("Group size": 2, "Global rank start": 0, "Global rank stride": 1,)");
   CHECK(import_error(truncated).empty());
-  CHECK(import_error(replace(good, R"("Process Group Ranks": "[0, 1]")", R"("Process Group Ranks": "[0, ...]")"))
+  // ... or on distributedInfo.pg_config's entry of the same Process Group Name
+  const std::string cut = replace(good, R"("Process Group Ranks": "[0, 1]")", R"("Process Group Ranks": "[0, ...]")");
+  CHECK(import_error(cut).empty());
+  CHECK(import_error(replace(cut, R"("Process Group Name": "0")", R"("Process Group Name": "9")"))
             .find("without its process group's ranks") != std::string::npos);
 }
 
