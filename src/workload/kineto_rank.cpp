@@ -284,6 +284,7 @@ void RankBuilder::host_ops() {
         if (only < 0 || id == only)
           if (auto op = last_before(s, h); op != kNone) waits.push_back(op);
     };
+    std::int64_t unresolved_wait = -1;  // host time of a cudaStreamWaitEvent without its cuda_sync record
     for (std::uint32_t ri : by_tid[tid]) {
       const Event& r = t_.events[ri];
       const std::string& name = t_.name(r);
@@ -293,6 +294,17 @@ void RankBuilder::host_ops() {
         bool sync_copy = name == "cudaMemcpy" || name == "cudaMemset";
         for (std::uint32_t g : launched->second) {
           ops_[g].deps.push_back(h);
+          if (unresolved_wait >= 0) {
+            // The wait does not say which stream's event it waits for: the launch after it waits
+            // for every other stream's work launched before the wait. This is what PyTorch's own
+            // waits mean (ProcessGroupNCCL's stream waits for the current stream's last op before a
+            // collective; the current stream waits for the collective after it), and never lets a
+            // kernel start before what it may need.
+            const std::int64_t own = t_.events[ops_[g].event].stream;
+            for (const auto& [id, st] : streams_)
+              if (id != own)
+                if (auto op = last_before(st, unresolved_wait); op != kNone) ops_[g].deps.push_back(op);
+          }
           const std::string& gname = t_.name(t_.events[ops_[g].event]);
           if (t_.events[ops_[g].event].cat == Cat::gpu_memcpy && gname.find("-> Pageable") != std::string::npos) sync_copy = true;
         }
@@ -303,6 +315,13 @@ void RankBuilder::host_ops() {
           out_.other.add("host calls: launches, each after a host delay");
         }
         t_prev = std::max(t_prev, r.ts + r.dur);
+        unresolved_wait = -1;
+        continue;
+      }
+      if ((name == "cudaStreamWaitEvent" || name == "cuStreamWaitEvent") && (r.correlation < 0 || !sync_.contains(r.correlation))) {
+        unresolved_wait = r.ts;
+        out_.other.add("stream waits without their cuda_sync record: the next launch waits for every other stream's work "
+                       "launched before (the trace does not say which stream)");
         continue;
       }
       const Blocking bl = blocking(name);

@@ -155,6 +155,22 @@ TEST_CASE("kineto: a hand-written step, op by op") {
   CHECK(tally(t.summary.other, "ranks without a file, replicated from rank 0") == 1);
 }
 
+// Without CUPTI's cuda_sync record, the cudaStreamWaitEvent at 1027 does not say which stream it
+// waits for: the launch after it (the all-reduce) waits for every other stream's work launched
+// before 1027, which is the add on stream 7 again.
+TEST_CASE("kineto: a stream wait without its cuda_sync record waits for the other streams") {
+  std::string text = slurp(kData + "handmade_rank0.json");
+  const std::string record = R"("cuda_sync_kind": "Stream Wait Event")";
+  REQUIRE(text.find(record) != std::string::npos);
+  text = replace(text, R"("cat": "cuda_sync", "name": "Stream Wait Event")", R"("cat": "cuda_sync_dropped", "name": "Stream Wait Event")");
+  const auto t = import_kineto_text(text, "t.json", {});
+  const ExecutionGraph& g = t.graph;
+  REQUIRE(g.op(5).type == OpType::collective);
+  CHECK(std::vector<OpId>(g.deps(5).begin(), g.deps(5).end()) == std::vector<OpId>{3, 4});
+  CHECK(tally(t.summary.other, "stream waits without their cuda_sync record") == 1);
+  CHECK(tally(t.summary.other, "cuda_sync_dropped: ignored") == 1);
+}
+
 TEST_CASE("kineto: --retime re-times exactly the GEMMs with shapes") {
   TraceImportOptions retime;
   retime.retime = true;
