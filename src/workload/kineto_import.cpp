@@ -219,7 +219,7 @@ ImportedTrace import_traces(const std::vector<Trace>& traces, const std::string&
 
 ImportedTrace import_kineto(const std::string& path, const TraceImportOptions& options) {
   std::vector<Trace> traces;
-  for (const auto& f : kineto_files(path)) traces.push_back(kineto::parse_trace(kineto::read_trace_file(f), f));
+  for (const auto& f : kineto_files(path)) traces.push_back(kineto::parse_trace_file(f));
   return import_traces(traces, path, options);
 }
 

@@ -28,13 +28,20 @@ struct Pending {
 
 // Host runtime calls that block the calling thread until GPU work ends (CUDA runtime API: the
 // synchronize calls, and cudaMemcpy; an async copy to pageable host memory returns only once the
-// copy is done, "API synchronization behavior").
+// copy is done, "API synchronization behavior"), with HIP's names (ROCm traces use the same
+// categories).
 enum class Blocking : std::uint8_t { no, device, stream, event };
 Blocking blocking(std::string_view n) {
-  if (n == "cudaDeviceSynchronize" || n == "cuCtxSynchronize") return Blocking::device;
-  if (n == "cudaStreamSynchronize" || n == "cuStreamSynchronize") return Blocking::stream;
-  if (n == "cudaEventSynchronize" || n == "cuEventSynchronize") return Blocking::event;
+  if (n == "cudaDeviceSynchronize" || n == "cuCtxSynchronize" || n == "hipDeviceSynchronize") return Blocking::device;
+  if (n == "cudaStreamSynchronize" || n == "cuStreamSynchronize" || n == "hipStreamSynchronize") return Blocking::stream;
+  if (n == "cudaEventSynchronize" || n == "cuEventSynchronize" || n == "hipEventSynchronize") return Blocking::event;
   return Blocking::no;
+}
+bool is_stream_wait(std::string_view n) { return n == "cudaStreamWaitEvent" || n == "cuStreamWaitEvent" || n == "hipStreamWaitEvent"; }
+// A copy or memset call that returns when the GPU has done it (hipMemcpyWithStream is HIP's
+// synchronous copy on a stream).
+bool is_sync_copy(std::string_view n) {
+  return n == "cudaMemcpy" || n == "cudaMemset" || n == "hipMemcpy" || n == "hipMemset" || n == "hipMemcpyWithStream";
 }
 
 class RankBuilder {
@@ -285,13 +292,24 @@ void RankBuilder::host_ops() {
           if (auto op = last_before(s, h); op != kNone) waits.push_back(op);
     };
     std::int64_t unresolved_wait = -1;  // host time of a cudaStreamWaitEvent without its cuda_sync record
-    for (std::uint32_t ri : by_tid[tid]) {
+    // Calls after the thread's last launch cannot delay the step's GPU work, and the step as
+    // recorded ends with its last GPU activity: they are not replayed (a final synchronize would
+    // otherwise add the host's time after the GPU finished).
+    const std::vector<std::uint32_t>& calls = by_tid[tid];
+    std::size_t end = calls.size();
+    while (end > 0 && !(t_.events[calls[end - 1]].correlation >= 0 && launched_.contains(t_.events[calls[end - 1]].correlation)))
+      --end;
+    if (end < calls.size())
+      out_.other.add("host calls after the last launch: not replayed (the step ends with its last GPU activity)",
+                     static_cast<std::int64_t>(calls.size() - end));
+    for (std::size_t ci = 0; ci < end; ++ci) {
+      const std::uint32_t ri = calls[ci];
       const Event& r = t_.events[ri];
       const std::string& name = t_.name(r);
       auto launched = r.correlation >= 0 ? launched_.find(r.correlation) : launched_.end();
       if (launched != launched_.end()) {
         const std::uint32_t h = delay(r.ts + r.dur, r.ts);
-        bool sync_copy = name == "cudaMemcpy" || name == "cudaMemset";
+        bool sync_copy = is_sync_copy(name);
         for (std::uint32_t g : launched->second) {
           ops_[g].deps.push_back(h);
           if (unresolved_wait >= 0) {
@@ -318,7 +336,7 @@ void RankBuilder::host_ops() {
         unresolved_wait = -1;
         continue;
       }
-      if ((name == "cudaStreamWaitEvent" || name == "cuStreamWaitEvent") && (r.correlation < 0 || !sync_.contains(r.correlation))) {
+      if (is_stream_wait(name) && (r.correlation < 0 || !sync_.contains(r.correlation))) {
         unresolved_wait = r.ts;
         out_.other.add("stream waits without their cuda_sync record: the next launch waits for every other stream's work "
                        "launched before (the trace does not say which stream)");

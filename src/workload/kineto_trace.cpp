@@ -5,6 +5,8 @@
 
 #include <cctype>
 #include <cmath>
+#include <istream>
+#include <streambuf>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -343,7 +345,12 @@ void read_distributed_info(Trace& t, const json& d) {
 
 std::string Trace::where(const Event& e) const { return fmt::format("{}: event {} '{}'", file, e.index, names[e.name]); }
 
-Trace parse_trace(std::string_view text, const std::string& file) {
+namespace {
+
+// One pass with nlohmann's callback parser; `parse(callback)` runs it over the input (a string's
+// bytes or a stream) and returns what the callback kept.
+template <class Parse>
+Trace parse_input(Parse&& parse, const std::string& file) {
   Trace t;
   t.file = file;
   std::unordered_map<std::string, std::uint32_t> ids;
@@ -380,7 +387,7 @@ Trace parse_trace(std::string_view text, const std::string& file) {
   };
   json root;
   try {
-    root = json::parse(text.begin(), text.end(), callback);
+    root = parse(json::parser_callback_t(callback));
   } catch (const json::parse_error& e) {
     fail(file, fmt::format("not valid JSON (truncated?) at byte {}: {}", e.byte, e.what()));
   } catch (const json::exception& e) {
@@ -393,25 +400,66 @@ Trace parse_trace(std::string_view text, const std::string& file) {
   return t;
 }
 
-std::string read_trace_file(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (f == nullptr) throw core::Error(core::ErrorKind::io, fmt::format("cannot open trace '{}'", path));
-  gzbuffer(f, 1 << 20);
-  std::string out;
-  char buf[1 << 16];
-  for (;;) {
-    const int n = gzread(f, buf, sizeof buf);
+}  // namespace
+
+Trace parse_trace(std::string_view text, const std::string& file) {
+  return parse_input([&](json::parser_callback_t cb) { return json::parse(text.begin(), text.end(), std::move(cb)); }, file);
+}
+
+namespace {
+
+// A gzip (or plain) file as a stream buffer: the file is read through zlib a megabyte at a time and
+// never held whole, so a trace of hundreds of MB costs only the events kept.
+class GzBuf : public std::streambuf {
+ public:
+  explicit GzBuf(const std::string& path) : path_(path), f_(gzopen(path.c_str(), "rb")), buf_(1 << 20) {
+    if (f_ == nullptr) throw core::Error(core::ErrorKind::io, fmt::format("cannot open trace '{}'", path));
+    gzbuffer(f_, 1 << 20);
+  }
+  ~GzBuf() override {
+    if (f_ != nullptr) gzclose(f_);
+  }
+  GzBuf(const GzBuf&) = delete;
+  GzBuf& operator=(const GzBuf&) = delete;
+  /// A read error zlib reported (a corrupt or truncated gzip stream), thrown once parsing stopped.
+  void check() const {
+    if (!error_.empty()) throw core::Error(core::ErrorKind::io, fmt::format("cannot read trace '{}': {}", path_, error_));
+  }
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    const int n = gzread(f_, buf_.data(), static_cast<unsigned>(buf_.size()));
     if (n < 0) {
       int code = 0;
-      const std::string msg = gzerror(f, &code);
-      gzclose(f);
-      throw core::Error(core::ErrorKind::io, fmt::format("cannot read trace '{}': {}", path, msg));
+      error_ = gzerror(f_, &code);
+      return traits_type::eof();
     }
-    if (n == 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
+    if (n == 0) return traits_type::eof();
+    setg(buf_.data(), buf_.data(), buf_.data() + n);
+    return traits_type::to_int_type(*gptr());
   }
-  gzclose(f);
-  return out;
+
+ private:
+  std::string path_;
+  gzFile f_;
+  std::vector<char> buf_;
+  std::string error_;
+};
+
+}  // namespace
+
+Trace parse_trace_file(const std::string& path) {
+  GzBuf buf(path);
+  std::istream in(&buf);
+  try {
+    Trace t = parse_input([&](json::parser_callback_t cb) { return json::parse(in, std::move(cb)); }, path);
+    buf.check();
+    return t;
+  } catch (const core::Error&) {
+    buf.check();  // a gzip error explains a JSON error it caused
+    throw;
+  }
 }
 
 std::optional<double> dtype_bytes(std::string_view d) {

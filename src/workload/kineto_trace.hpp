@@ -107,8 +107,9 @@ inline constexpr double kMaxBytes = 1e15;
 /// traceEvents, an event without ph/ts/dur, a negative or out-of-bounds figure).
 Trace parse_trace(std::string_view text, const std::string& file);
 
-/// The whole file, decompressed when it is gzip (zlib reads both).
-std::string read_trace_file(const std::string& path);
+/// Parses the trace file at `path`, gzip-compressed or not (zlib reads both), streaming it: the
+/// file is never held whole.
+Trace parse_trace_file(const std::string& path);
 
 /// Bytes per element of a c10 ScalarType name as Kineto writes it ("Float", "BFloat16", ...), or
 /// nullopt when unknown.

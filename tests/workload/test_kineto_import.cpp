@@ -79,40 +79,42 @@ double recorded_us(const ExecutionGraph& g, OpId id) {
 // (1000-1100 us) is replayed: ProfilerStep#2 follows it, so it is complete. Host thread 100:
 //   launch GEMM 1010+5, launch add 1020+4, cudaEventRecord 1025 (stream 7), cudaStreamWaitEvent
 //   1027 (stream 20 waits for it), launch all-reduce 1030+5, launch fill 1060+5,
-//   cudaStreamSynchronize(stream 20) 1080+17.
-// GPU: stream 7: GEMM 1016+30, add 1046+10, fill 1066+8; stream 20: all-reduce 1056+40.
+//   cudaStreamSynchronize(stream 20) 1080+17, launch the optimizer 1098+2.
+// GPU: stream 7: GEMM 1016+30, add 1046+10, fill 1066+8, optimizer 1100+6; stream 20: all-reduce
+// 1056+40.
 // Time starts when the GPU starts the step (the GEMM, 1016): the GEMM's launch ended before, a
 // delay of 0; then to each launch's end, 1024-1016 = 8, 1035-1024 = 11, 1065-1035 = 30; to the
-// synchronize's start 1080-1065 = 15; then a 0 us delay that waits for the all-reduce (the
-// synchronize). The event recorded at 1025 captures the add (the last op launched on stream 7
-// before it), so the all-reduce waits for the add.
-// Recorded step: the GPU's span, 1016 to 1096 = 80 us.
+// synchronize's start 1080-1065 = 15; from its end to the optimizer's launch's end 1100-1097 = 3,
+// after the all-reduce (what the synchronize waited for). The event recorded at 1025 captures the
+// add (the last op launched on stream 7 before it), so the all-reduce waits for the add.
+// Recorded step: the GPU's span, 1016 to 1106 = 90 us.
 TEST_CASE("kineto: a hand-written step, op by op") {
   const auto t = import_trace(TraceFormat::kineto, kData + "handmade_rank0.json", {});
   const ExecutionGraph& g = t.graph;
   CHECK(t.summary.format == TraceFormat::kineto);
   CHECK(t.summary.ranks == 2);
   CHECK(t.summary.rank_files == 1);
-  CHECK(t.summary.nodes == 24);
+  CHECK(t.summary.nodes == 26);
   CHECK(t.summary.replicated_ranks == 1);  // rank 1 copies rank 0: its only group spans the job
   REQUIRE(t.summary.recorded_step.has_value());
-  CHECK(t.summary.recorded_step->value() == doctest::Approx(80e-6));
+  CHECK(t.summary.recorded_step->value() == doctest::Approx(90e-6));
   REQUIRE(g.kept_ranks().size() == 1);
   REQUIRE(g.replicas().size() == 1);
   CHECK(g.replicas()[0].rank == 1);
-  CHECK(g.op_count() == 20);
+  CHECK(g.op_count() == 22);
   // Rank 0's ops in time order: host delays (key: the call's start) and GPU activities (their start).
-  REQUIRE(g.ops().size() == 10);
+  REQUIRE(g.ops().size() == 11);
   auto stream = [&](OpId i) { return g.stream_names()[g.op(i).stream]; };
   auto name = [&](OpId i) {
     return g.op(i).type == OpType::compute ? g.kernels()[g.op(i).payload].name : g.collectives()[g.op(i).payload].name;
   };
   auto deps = [&](OpId i) { return std::vector<OpId>(g.deps(i).begin(), g.deps(i).end()); };
   // 0 host 0 us (launch GEMM), 1 GEMM, 2 host 8 us (launch add), 3 host 11 us (launch all-reduce),
-  // 4 add, 5 all-reduce, 6 host 30 us (launch fill), 7 fill, 8 host 15 us, 9 host 0 us (sync)
-  const std::vector<std::string> streams = {"host", "stream 7", "host", "host", "stream 7",
-                                            "stream 20", "host", "stream 7", "host", "host"};
-  for (OpId i = 0; i < 10; ++i) CHECK(stream(i) == streams[i]);
+  // 4 add, 5 all-reduce, 6 host 30 us (launch fill), 7 fill, 8 host 15 us (to the synchronize),
+  // 9 host 3 us (launch optimizer), 10 optimizer
+  const std::vector<std::string> streams = {"host", "stream 7", "host", "host", "stream 7", "stream 20",
+                                            "host", "stream 7", "host", "host", "stream 7"};
+  for (OpId i = 0; i < 11; ++i) CHECK(stream(i) == streams[i]);
   CHECK(recorded_us(g, 0) == 0);
   CHECK(name(1) == "cutlass::Kernel");
   CHECK(recorded_us(g, 1) == 30);
@@ -135,8 +137,11 @@ TEST_CASE("kineto: a hand-written step, op by op") {
   CHECK(recorded_us(g, 7) == 8);
   CHECK(deps(7) == std::vector<OpId>{4, 6});
   CHECK(recorded_us(g, 8) == 15);
-  CHECK(recorded_us(g, 9) == 0);
-  CHECK(deps(9) == std::vector<OpId>{8, 5});  // the synchronize waits for the all-reduce
+  CHECK(recorded_us(g, 9) == 3);
+  CHECK(deps(9) == std::vector<OpId>{8, 5});  // after the synchronize, which waited for the all-reduce
+  CHECK(name(10) == "at::native::multi_tensor_apply_kernel");
+  CHECK(recorded_us(g, 10) == 6);
+  CHECK(deps(10) == std::vector<OpId>{7, 9});
   // The GEMM's shapes are known (64x128 by 128x256 in BF16): its cost is attached, its time recorded.
   const auto& gemm = g.kernels()[g.op(1).payload];
   CHECK(gemm.cost.cls == inflect::core::KernelClass::gemm);
@@ -144,9 +149,9 @@ TEST_CASE("kineto: a hand-written step, op by op") {
   CHECK(gemm.cost.n == 256);
   CHECK(gemm.cost.k == 128);
   CHECK(gemm.cost.flops.value() == 2.0 * 64 * 256 * 128);
-  // Every event is accounted for: 4 GPU activities (3 compute + 1 all-reduce) replayed, the rest
+  // Every event is accounted for: 5 GPU activities (4 compute + 1 all-reduce) replayed, the rest
   // counted with what became of them; 6 host delays are ops that no event is.
-  CHECK(tally(t.summary.compute, "recorded duration") == 3);
+  CHECK(tally(t.summary.compute, "recorded duration") == 4);
   CHECK(tally(t.summary.compute, "host:") == 6);
   CHECK(tally(t.summary.communication, "all_reduce") == 1);
   CHECK(tally(t.summary.other, "GPU activities outside") == 1);
@@ -189,7 +194,7 @@ TEST_CASE("kineto: --retime re-times exactly the GEMMs with shapes") {
   }
   CHECK(changed == 1);
   CHECK(tally(b.summary.compute, "re-timed: GEMM") == 1);
-  CHECK(tally(b.summary.compute, "recorded: not launched by a GEMM or attention op") == 2);
+  CHECK(tally(b.summary.compute, "recorded: not launched by a GEMM or attention op") == 3);
 }
 
 // A flash-attention forward with GQA (16 query heads, 8 key/value heads), causal by its Concrete
@@ -243,12 +248,14 @@ TEST_CASE("kineto: HTA's event-synchronization traces") {
   CHECK(t.summary.ranks == 1);
   CHECK(tally(t.summary.compute, "recorded") == 5);
   CHECK(t.summary.communication.total() == 0);
-  // 5 launches (one a synchronous copy to pageable memory), 3 blocking synchronizations
-  // (cudaStreamSynchronize, cudaEventSynchronize, cudaDeviceSynchronize), and a last delay that
-  // waits for the device synchronization: 9 host ops. cudaEventQuery does not block.
-  CHECK(t.graph.op_count() == 5 + 9);
+  // 5 launches (one a synchronous copy to pageable memory) and a cudaStreamSynchronize before the
+  // last launch: 6 host ops. The 5 calls after the last launch (cudaEventRecord,
+  // cudaEventSynchronize, cudaEventQuery, cudaEventElapsedTime, cudaDeviceSynchronize) cannot
+  // delay the GPU's work and are not replayed.
+  CHECK(t.graph.op_count() == 5 + 6);
   CHECK(tally(t.summary.other, "cuda_sync of a non-blocking call") == 1);
-  CHECK(tally(t.summary.other, "host calls: synchronizations") == 3);
+  CHECK(tally(t.summary.other, "host calls: synchronizations") == 1);
+  CHECK(tally(t.summary.other, "host calls after the last launch") == 5);
   CHECK(tally(t.summary.other, "replayed step: ProfilerStep#100") == 1);
   // the single-step trace's step: its GPU span, from the fill kernel's start to the spin kernel's end
   REQUIRE(t.summary.recorded_step.has_value());
@@ -260,6 +267,19 @@ TEST_CASE("kineto: HTA's event-synchronization traces") {
   CHECK(tally(m.summary.compute, "recorded") == 6);
   CHECK(tally(m.summary.other, "replayed: the whole trace") == 1);
   CHECK(tally(m.summary.other, "stream waits (cudaStreamWaitEvent)") == 1);
+}
+
+// hta_mi250_rocm: a ROCm 6.2 trace on an MI250 (HIP calls under cuda_runtime), 220 events, 16 GPU
+// activities (14 kernels, 2 copies), two ProfilerStep#1 annotations (one on the GPU, ignored) and a
+// ProfilerStep#2: step 1 is replayed. hipMemcpyWithStream returns when its copy is done.
+TEST_CASE("kineto: HTA's ROCm trace") {
+  const auto t = import_trace(TraceFormat::kineto, kData + "hta_mi250_rocm.json.gz", {});
+  CHECK(t.summary.nodes == 220);
+  CHECK(tally(t.summary.compute, "recorded duration") == 14);
+  CHECK(tally(t.summary.compute, "recorded: copies") == 2);
+  CHECK(tally(t.summary.other, "host calls: synchronous copies") == 2);
+  CHECK(tally(t.summary.other, "replayed step: ProfilerStep#1") == 1);
+  CHECK(tally(t.summary.other, "gpu_user_annotation: ignored") == 2);
 }
 
 // workloads/traces/kineto/hta_ddp_rank0.json.gz (HTA's nccl_parser_config trace: rank 0 of a
@@ -331,7 +351,7 @@ TEST_CASE("kineto: files of a directory, their ranks, and missing ranks") {
     const auto t = import_trace(TraceFormat::kineto, d.path.string(), {});
     CHECK(t.summary.rank_files == 2);
     CHECK(t.summary.replicated_ranks == 0);
-    CHECK(t.graph.op_count() == 20);
+    CHECK(t.graph.op_count() == 22);
     CHECK(t.graph.kept_ranks().size() == 1);  // rank 1 runs what rank 0 does
     CHECK(tally(t.summary.communication, "all_reduce") == 2);
   }
