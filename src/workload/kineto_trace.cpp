@@ -430,12 +430,13 @@ class GzBuf : public std::streambuf {
   int_type underflow() override {
     if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
     const int n = gzread(f_, buf_.data(), static_cast<unsigned>(buf_.size()));
-    if (n < 0) {
-      int code = 0;
-      error_ = gzerror(f_, &code);
+    if (n <= 0) {
+      // A truncated gzip stream ends with 0 bytes read and Z_BUF_ERROR (zlib.h, gzread).
+      int code = Z_OK;
+      const char* msg = gzerror(f_, &code);
+      if (n < 0 || (code != Z_OK && code != Z_STREAM_END)) error_ = msg;
       return traits_type::eof();
     }
-    if (n == 0) return traits_type::eof();
     setg(buf_.data(), buf_.data(), buf_.data() + n);
     return traits_type::to_int_type(*gptr());
   }

@@ -405,4 +405,17 @@ TEST_CASE("kineto: files of a directory, their ranks, and missing ranks") {
     TempDir d;
     CHECK_THROWS_AS((void)trace_files(TraceFormat::kineto, d.path.string()), Error);
   }
+  {
+    // A gzip file cut short: zlib's error, not the JSON parser's.
+    TempDir d;
+    const std::string gz = slurp(kData + "hta_event_sync.json.gz");
+    d.write("cut.json.gz", gz.substr(0, gz.size() / 2));
+    try {
+      (void)import_trace(TraceFormat::kineto, (d.path / "cut.json.gz").string(), {});
+      FAIL("expected an error");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::io);
+      CHECK(std::string(e.what()).find("cannot read trace '" + (d.path / "cut.json.gz").string() + "'") != std::string::npos);
+    }
+  }
 }
