@@ -39,6 +39,14 @@ std::string short_kernel_name(std::string_view n) {
   std::string_view s = n.substr(0, end);
   while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
   if (s.empty()) s = n.substr(0, std::min<std::size_t>(n.size(), 64));
+  // CUTLASS's generic entry points (cutlass::Kernel, cutlass::Kernel2, cutlass_cudnn_infer::Kernel)
+  // carry the kernel in their first template argument: "cutlass_80_tensorop_s1688gemm_256x64_...".
+  if (end < n.size() && n[end] == '<' && (s.ends_with("::Kernel") || s.ends_with("::Kernel2"))) {
+    std::string_view arg = n.substr(end + 1);
+    const std::size_t stop = arg.find_first_of("<>,( ");
+    arg = arg.substr(0, stop);
+    if (!arg.empty()) s = arg;
+  }
   return std::string(s.substr(0, 200));
 }
 

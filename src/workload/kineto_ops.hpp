@@ -18,7 +18,8 @@ namespace inflect::workload::kineto {
 /// A kernel's name without its return type, template arguments and parameters:
 /// "void at::native::reduce_kernel<512, 1, ...>(...)" -> "at::native::reduce_kernel",
 /// "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)" ->
-/// "ncclDevKernel_AllReduce_Sum_bf16_RING_LL". Keeps the graph's kernel table small.
+/// "ncclDevKernel_AllReduce_Sum_bf16_RING_LL"; a CUTLASS "cutlass::Kernel<X>(...)" -> "X". Keeps
+/// the graph's kernel table small.
 std::string short_kernel_name(std::string_view name);
 
 /// An NCCL (or RCCL) device kernel: "ncclKernel_..." (NCCL < 2.19) or "ncclDevKernel_...".

@@ -58,7 +58,8 @@ std::string replace(std::string s, const std::string& from, const std::string& t
 }
 
 struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("inflect_kineto_" + std::to_string(::getpid()));
+  static inline int made = 0;  // each its own folder, even two alive at once
+  fs::path path = fs::temp_directory_path() / ("inflect_kineto_" + std::to_string(::getpid()) + "_" + std::to_string(++made));
   TempDir() {
     fs::remove_all(path);
     fs::create_directories(path);
@@ -116,7 +117,7 @@ TEST_CASE("kineto: a hand-written step, op by op") {
                                             "host", "stream 7", "host", "host", "stream 7"};
   for (OpId i = 0; i < 11; ++i) CHECK(stream(i) == streams[i]);
   CHECK(recorded_us(g, 0) == 0);
-  CHECK(name(1) == "cutlass::Kernel");
+  CHECK(name(1) == "cutlass_80_tensorop_bf16_s16816gemm_64x64_nn");  // CUTLASS's kernel, from its template argument
   CHECK(recorded_us(g, 1) == 30);
   CHECK(deps(1) == std::vector<OpId>{0});
   CHECK(recorded_us(g, 2) == 8);
@@ -384,6 +385,17 @@ TEST_CASE("kineto: files of a directory, their ranks, and missing ranks") {
     CHECK(e.find("ranks 0 and 1 disagree on their collective #1 on process group [0, 1]") != std::string::npos);
     CHECK(e.find("Seq 7") != std::string::npos);
     CHECK(e.find("Seq 8") != std::string::npos);
+  }
+  {
+    // The ranks must replay the same step: rank 1's steps are 5 and 6, rank 0's 1 and 2.
+    TempDir d;
+    d.write("a.json", rank0);
+    d.write("b.json", replace(replace(rank1, "ProfilerStep#1", "ProfilerStep#5"), "ProfilerStep#2", "ProfilerStep#6"));
+    CHECK(error_of(d).find("the files' ProfilerStep annotations share no complete step") != std::string::npos);
+    TempDir e;
+    e.write("a.json", rank0);
+    e.write("b.json", replace(replace(rank1, "ProfilerStep#1", "Step 1"), "ProfilerStep#2", "Step 2"));
+    CHECK(error_of(e).find("some files have ProfilerStep annotations and some do not") != std::string::npos);
   }
   {
     // World of 4 and a group of two: what ranks 2 and 3 run is unknown.
