@@ -50,6 +50,19 @@ bool natural_less(const std::string& a, const std::string& b) {
   return a.size() - i < b.size() - j;
 }
 
+// "1-7, 9, 12-15": a list of ranks, increasing, in ranges.
+std::string rank_ranges(const std::vector<RankId>& ranks) {
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    out += j == i ? fmt::format("{}", ranks[i]) : fmt::format("{}-{}", ranks[i], ranks[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
 struct RankFile {
   RankId rank = 0;
   const Trace* trace = nullptr;
@@ -185,7 +198,7 @@ ImportedTrace import_traces(const std::vector<Trace>& traces, const std::string&
                                                                          [](const auto& c) { return c.kind == CollectiveKind::send_recv; }))
           fail(fmt::format("rank{} {} of {} ha{} no trace file, and rank {} ({}) calls collectives on process group [{}], which "
                            "does not span the job: what a missing rank runs is unknown; give every rank's file",
-                           missing.size() > 1 ? "s" : "", fmt::join(missing, ", "), world, missing.size() > 1 ? "ve" : "s",
+                           missing.size() > 1 ? "s" : "", rank_ranges(missing), world, missing.size() > 1 ? "ve" : "s",
                            files[i].rank, files[i].trace->file, fmt::join(g, ", ")));
   }
   const std::string name = fs::path(path).filename().string();
@@ -197,17 +210,19 @@ ImportedTrace import_traces(const std::vector<Trace>& traces, const std::string&
     } else {
       // Every group spans the job, so the copy calls the same collectives on the same groups.
       b.add_rank(r, builds[0].trace, files[0].trace->file);
-      sum.other.add(fmt::format("ranks without a file, replicated from rank {} (the present ranks are copies of one another "
-                                "and every process group spans the job)",
-                                files[0].rank));
     }
   }
+  if (!missing.empty())
+    sum.other.add(fmt::format("{} {} (no file): replicated from rank {} (the present ranks are copies of one another and "
+                              "every process group spans the job)",
+                              missing.size() > 1 ? "ranks" : "rank", rank_ranges(missing), files[0].rank),
+                  static_cast<std::int64_t>(missing.size()));
   if (!missing.empty() && b.graph().kept_ranks().size() != 1) {
     std::vector<RankId> kept;
     for (const auto& k : b.graph().kept_ranks()) kept.push_back(k.rank);
     fail(fmt::format("rank{} {} of {} ha{} no trace file, and the present ranks are not copies of one another (ranks {} differ): "
                      "which one a missing rank copies is unknown; give every rank's file",
-                     missing.size() > 1 ? "s" : "", fmt::join(missing, ", "), world, missing.size() > 1 ? "ve" : "s",
+                     missing.size() > 1 ? "s" : "", rank_ranges(missing), world, missing.size() > 1 ? "ve" : "s",
                      fmt::join(kept, ", ")));
   }
   sum.replicated_ranks = static_cast<int>(missing.size());
