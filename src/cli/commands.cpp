@@ -66,6 +66,12 @@ int cmd_run(const RunArgs& a) {
   const io::DeviceCatalog catalog = load_catalog(a.catalog_dirs);
   plan::Experiment e = io::load_experiment(a.experiment, catalog);
   if (!a.profile.empty()) io::apply_profile(e, io::load_profile(a.profile), catalog);
+  if (a.retime) {
+    if (e.workload.model)
+      throw core::Error(core::ErrorKind::input, fmt::format("--retime re-times a recorded trace's compute; {} compiles a model, "
+                                                            "which is always timed on its device", a.experiment));
+    e.workload.retime = true;
+  }
   check_full_fidelity_budget(e, a);
   analysis::SimulateOptions so;
   so.fidelity = a.fidelity;

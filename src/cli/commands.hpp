@@ -29,6 +29,7 @@ struct RunArgs {
   bool no_trace = false;
   bool oneline = false;
   bool ignore_memory = false;
+  bool retime = false;  // --retime: a trace's compute timed on the device (workload.retime)
   /// --fidelity full is refused when its estimated op count (the symmetric graph's ops per rank
   /// times the ranks) exceeds this: a budget raised on purpose, not hours of work by accident.
   double max_ops = 1e8;

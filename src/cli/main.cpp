@@ -69,6 +69,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--trace-ranks", run.trace_ranks, "ranks kept in trace.json (default 64)")->check(CLI::PositiveNumber);
   run_cmd->add_flag("--no-trace", run.no_trace, "do not write trace.json");
   run_cmd->add_flag("--oneline", run.oneline, "print a one-line summary instead of the full one");
+  run_cmd->add_flag("--retime", run.retime,
+                    "a recorded trace (workload.chakra / workload.kineto): time its compute from its FLOPs, bytes and shapes "
+                    "on this device instead of the recorded durations (workload.retime: true)");
   add_profile_option(run_cmd, run.profile);
   run_cmd->add_flag("--ignore-memory", run.ignore_memory,
                     "simulate a plan whose memory does not fit (by default it is reported, not simulated)");

@@ -293,10 +293,21 @@ std::vector<OptionSpec> build() {
                   "tokens (and their backward while the combine gradient returns), as "
                   "Megatron-Core's moe_shared_expert_overlap."));
 
-  t.push_back(section("workload", D::none, "A recorded execution graph to replay instead of a model."));
-  t.push_back(opt("workload.trace", T::path, "", D::required, "",
+  t.push_back(section("workload", D::none, "A recorded workload to replay instead of a model (docs/traces.md): exactly one of "
+                                            "trace, chakra and kineto."));
+  t.push_back(opt("workload.trace", T::path, "", D::none, "",
                   "Execution-graph JSON (docs/execution-graph.md), relative to this file, else the "
                   "current directory, else the project root."));
+  t.push_back(opt("workload.chakra", T::path, "", D::none, "",
+                  "MLCommons Chakra execution traces: a directory of one file per rank (NAME.RANK.et, "
+                  "protobuf, or NAME.RANK.json, chakra_jsonizer's output), or one such file (docs/traces.md)."));
+  t.push_back(opt("workload.kineto", T::path, "", D::none, "",
+                  "PyTorch profiler (Kineto) Chrome-trace JSON: one file, or a directory of one per rank "
+                  "(docs/traces.md)."));
+  t.push_back(opt("workload.retime", T::boolean, "", D::value, "false",
+                  "Time the trace's compute nodes from their FLOPs, bytes and shapes on this cluster's "
+                  "device instead of their recorded durations, where the trace has them (`--retime`); the "
+                  "report counts how each node was treated."));
 
   t.push_back(opt("validation", T::map, "", D::none, "",
                   "Free-form map for validation tests (expected figures); the loader ignores it."));
