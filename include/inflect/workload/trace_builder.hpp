@@ -53,6 +53,11 @@ class TraceGraphBuilder {
   std::uint32_t collective(const Collective& c);
   /// A process group's index, the same for the same members (and mirrors) in the same order.
   GroupId group(const std::vector<RankId>& members, const std::vector<std::vector<RankId>>& mirrors = {});
+  /// A new process group, not merged with an equal one: for a format that numbers its groups
+  /// itself (inflect's own export), so that group indices survive a round trip.
+  GroupId new_group(const std::vector<RankId>& members, const std::vector<std::vector<RankId>>& mirrors = {}) {
+    return g_.add_group(Group{members, mirrors});
+  }
   std::uint8_t stream(const std::string& name) { return g_.stream(name); }
   const ExecutionGraph& graph() const { return g_; }
 
