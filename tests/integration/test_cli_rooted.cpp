@@ -20,6 +20,15 @@ TEST_CASE("cli: inflect collective runs broadcast and reduce on the ring, and re
   REQUIRE(bc.rc == 0);
   CHECK(bc.out.find("# broadcast over 16 devices (2 nodes x 8)") != std::string::npos);
   CHECK(bc.out.find("algorithm   ring") != std::string::npos);
+  // The figures docs/collectives.md quotes ("Not yet checked against measurement"): with NCCL's
+  // figures the Simple chain's fill makes LL128 the choice at 1 GiB.
+  CHECK(bc.out.find("protocol    ll128") != std::string::npos);
+  CHECK(bc.out.find("busbw       290.84 GB/s") != std::string::npos);
+  const auto one = inflect_cmd("collective broadcast 1GiB --topology topologies/dgx-h100.yaml", true);
+  CHECK(one.out.find("time        3205.71 us") != std::string::npos);
+  CHECK(one.out.find("busbw       334.95 GB/s") != std::string::npos);
+  CHECK(inflect_cmd("collective broadcast 16GiB --topology topologies/dgx-h100.yaml", true).out.find("protocol    simple") !=
+        std::string::npos);
   // nccl-tests' columns: reduce's redop is sum and its root 0 (the group's first member).
   const auto sweep = inflect_cmd("collective reduce --sweep 1MiB:4MiB --topology topologies/dgx-h100.yaml", true);
   CAPTURE(sweep.out);
