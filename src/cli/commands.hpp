@@ -84,7 +84,7 @@ struct SearchArgs {
 };
 
 struct CollectiveArgs {
-  std::string kind;            // all_reduce, reduce_scatter, all_gather, all_to_all, sendrecv
+  std::string kind;            // all_reduce, reduce_scatter, all_gather, all_to_all, sendrecv, broadcast, reduce
   std::string size;            // one size, or empty with --sweep
   std::string topology;
   int nodes = 1;

@@ -155,7 +155,7 @@ int main(int argc, char** argv) {
 
   cli::CollectiveArgs coll;
   auto* coll_cmd = app.add_subcommand("collective", "one collective's modelled time, algbw and busbw (nccl-tests' definitions), or a sweep as an nccl-tests table");
-  coll_cmd->add_option("kind", coll.kind, "all_reduce, reduce_scatter, all_gather, all_to_all or sendrecv")->required();
+  coll_cmd->add_option("kind", coll.kind, "all_reduce, reduce_scatter, all_gather, all_to_all, sendrecv, broadcast or reduce")->required();
   coll_cmd->add_option("size", coll.size, "message size in nccl-tests' meaning (e.g. 1GiB); or --sweep");
   coll_cmd->add_option("--topology", coll.topology, "topology YAML")->required();
   coll_cmd->add_option("--nodes", coll.nodes, "nodes (default 1)");

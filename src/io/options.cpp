@@ -116,7 +116,8 @@ std::vector<OptionSpec> build() {
                      {"auto", "ring", "tree", "nvls", "nvls_tree", "pat", "direct", "pairwise", "p2p"}, "auto",
                      "Run every collective with this algorithm (docs/collectives.md), as NCCL_ALGO does; `auto`: "
                      "the collective library's choice by size and group. Overrides the topology's "
-                     "`collectives.algorithm`; a group the algorithm cannot serve is an input error."));
+                     "`collectives.algorithm`; a group the algorithm cannot serve is an input error (broadcast "
+                     "and reduce run on rings only, as in NCCL)."));
   t.push_back(choice("cluster.collective_protocol", {"auto", "ll", "ll128", "simple"}, "auto",
                      "Run every collective with this protocol; `auto`: the library's choice. Overrides the "
                      "topology's `collectives.protocol`."));

@@ -29,8 +29,9 @@ const std::vector<std::string> kMetaKeys = {"memory_peak_bytes", "micro_batches"
                                             "tokens_per_step"};
 const std::vector<std::string> kClassNames = {"gemm", "attention", "memory", "attention_backward"};
 const std::vector<std::string> kPrecisionNames = {"fp32", "tf32", "bf16", "fp16", "fp8"};
+// In CollectiveKind's order: the reader casts the index.
 const std::vector<std::string> kKindNames = {"all_reduce", "reduce_scatter", "all_gather", "all_to_all",
-                                             "send_recv"};
+                                             "send_recv", "broadcast", "reduce"};
 const std::vector<std::string> kDimNames = {"dp", "tp", "pp", "cp", "ep"};
 // Bounds on a graph's figures, far past any real model and device but short of what would make
 // simulated time (int64 ps, 106 days) or the report's figures overflow. Llama 3 405B ("The Llama 3
