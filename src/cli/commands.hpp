@@ -139,8 +139,14 @@ int cmd_report(const std::string& dir);
 int cmd_merge(const std::vector<std::string>& dirs, const std::string& out_dir);
 int cmd_validate(const std::string& experiment, const std::vector<std::string>& catalog_dirs);
 int cmd_devices(const std::vector<std::string>& catalog_dirs);
-int cmd_export(const std::string& experiment, const std::string& out, plan::Fidelity fidelity,
-               const std::vector<std::string>& catalog_dirs);
+struct ExportArgs {
+  std::string experiment;
+  std::string out;  // empty: graph.json (json) or chakra/ (chakra)
+  std::string format = "json";
+  plan::Fidelity fidelity = plan::Fidelity::symmetric;
+  std::vector<std::string> catalog_dirs;
+};
+int cmd_export(const ExportArgs& a);
 /// The embedded catalog plus every `--catalog` folder's devices, read before any experiment.
 io::DeviceCatalog load_catalog(const std::vector<std::string>& dirs);
 int cmd_bench(bool quick);

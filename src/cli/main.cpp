@@ -130,12 +130,15 @@ int main(int argc, char** argv) {
   auto* devices_cmd = app.add_subcommand("devices", "print the device catalog (with --catalog: and your devices)");
   add_catalog_option(devices_cmd, catalog_dirs);
 
-  std::string export_file, export_out = "graph.json";
-  plan::Fidelity export_fidelity = plan::Fidelity::symmetric;
-  auto* export_cmd = app.add_subcommand("export", "write the execution graph an experiment compiles to (JSON)");
-  export_cmd->add_option("experiment", export_file, "experiment YAML")->required();
-  export_cmd->add_option("--out", export_out, "output file (default graph.json)");
-  add_fidelity_option(export_cmd, export_fidelity, "full or symmetric (default)");
+  cli::ExportArgs exp;
+  auto* export_cmd = app.add_subcommand("export", "write the execution graph an experiment compiles to (or a trace imports to): "
+                                                  "inflect's JSON, or Chakra execution traces per rank");
+  export_cmd->add_option("experiment", exp.experiment, "experiment YAML")->required();
+  export_cmd->add_option("--format", exp.format, "json (inflect's execution graph, default) or chakra (MLCommons Chakra ET: "
+                                                 "NAME.RANK.et per simulated rank in --out, and their JSON in --out/json)")
+      ->check(CLI::IsMember({"json", "chakra"}));
+  export_cmd->add_option("--out", exp.out, "output file for json (default graph.json); directory for chakra (default chakra/)");
+  add_fidelity_option(export_cmd, exp.fidelity, "full or symmetric (default)");
   add_catalog_option(export_cmd, catalog_dirs);
 
   cli::CheckCollectivesArgs check;
@@ -226,7 +229,10 @@ int main(int argc, char** argv) {
     if (*validate_cmd) return cli::cmd_validate(validate_file, catalog_dirs);
     if (*suite_cmd) return cli::cmd_validate_suite(suite);
     if (*devices_cmd) return cli::cmd_devices(catalog_dirs);
-    if (*export_cmd) return cli::cmd_export(export_file, export_out, export_fidelity, catalog_dirs);
+    if (*export_cmd) {
+      exp.catalog_dirs = catalog_dirs;
+      return cli::cmd_export(exp);
+    }
     if (*bench_cmd) return cli::cmd_bench(quick);
     if (*compare_cmd) return cli::cmd_compare(cmp);
     if (*study_cmd) return cli::cmd_study(study_args);

@@ -6,16 +6,17 @@
 //                    model; a node inflect exported carries its kernel exactly (inflect_kernel) and is
 //                    always timed by the model.
 //   MEM_LOAD/STORE   tensor_size bytes on the "memory" stream, recorded (re-timed as HBM traffic).
-//   COMM_COLL_NODE   a collective of comm_type on the process group pg_name (all ranks when none),
+//   COMM_COLL_NODE   a collective of comm_type on the process group pg_name (all ranks when none;
+//                    BROADCAST and REDUCE rooted at its first rank: Chakra names no root),
 //                    simulated on the fabric; comm_size is Chakra's (the converter's and ASTRA-sim's)
 //                    per-rank input, so an all-gather's whole buffer is comm_size x group size.
 //   COMM_SEND/RECV   a send_recv on the pair (comm_src -> comm_dst), on "send" / "recv" streams.
 //   METADATA_NODE    `## process_group:init ##` gives the process groups; any metadata node and
 //   INVALID_NODE     do no work: a dependency on one passes through to its own dependencies.
-// data_deps and ctrl_deps are both waited for: in converted traces a control dependency is the
-// calling op, and with Chakra's exclusive durations caller-then-callee counts each op's own time
-// once. A control dependency on a node absent from the file (the converter drops the root and
-// whole-step span nodes) is taken as met and counted; a data dependency on one is an error.
+// data_deps are the execution order (what chakra_converter writes it to, and all Chakra's feeder
+// reads): an op waits for them, and one on a node absent from the file is an error. ctrl_deps are
+// the calling op in a converted trace (a CPU op can even list the kernel it launched) and the
+// stream's previous op in inflect's export: read, checked and counted, not waited for.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -194,7 +195,7 @@ RankTrace rank_trace(const chakra::File& f, RankId rank, Context& cx) {
     if (resolved[i] == 2 || depth > 10000) fail(where(i) + ": its dependencies come back to it through metadata or invalid nodes");
     resolved[i] = 2;
     std::vector<std::uint32_t> out;
-    for (const auto* deps : {&f.nodes[i].data_deps, &f.nodes[i].ctrl_deps})
+    for (const auto* deps : {&f.nodes[i].data_deps})
       for (std::uint64_t d : *deps) {
         auto it = index.find(d);
         if (it == index.end()) continue;
@@ -225,7 +226,12 @@ RankTrace rank_trace(const chakra::File& f, RankId rank, Context& cx) {
   for (std::size_t i = 0; i < n; ++i) {
     const Node& nd = f.nodes[i];
     for (const auto& a : nd.other_attrs) {
-      auto [it, fresh] = cx.unknown_attrs.try_emplace(a, 0, where(i));
+      // What chakra_converter and ASTRA-sim's generators add for their own bookkeeping is known and
+      // not needed to replay (docs/traces.md); anything else is reported by its first node.
+      static const std::set<std::string> bookkeeping = {"rf_id", "fw_parent", "seq_id", "scope", "tid", "fw_tid",
+                                                        "op_schema", "stream", "involved_dim", "comm_priority"};
+      if (bookkeeping.count(a)) continue;
+      auto [it, fresh] = cx.unknown_attrs.try_emplace(a, 0, fmt::format("node {} (id {}, '{}')", i, nd.id, nd.name));
       ++it->second.first;
     }
     if (nd.type == chakra::metadata_node) {
@@ -317,15 +323,18 @@ RankTrace rank_trace(const chakra::File& f, RankId rank, Context& cx) {
             case chakra::reduce_scatter:
             case chakra::reduce_scatter_block: c.kind = CollectiveKind::reduce_scatter; c.bytes = core::Bytes(size); break;
             case chakra::all_to_all: c.kind = CollectiveKind::all_to_all; c.bytes = core::Bytes(size); break;
+            // Rooted at the group's first rank: Chakra records no root (nor does ASTRA-sim use one).
+            case chakra::broadcast: c.kind = CollectiveKind::broadcast; c.bytes = core::Bytes(size); break;
+            case chakra::reduce: c.kind = CollectiveKind::reduce; c.bytes = core::Bytes(size); break;
             case chakra::barrier:
               // NCCL has no barrier: torch.distributed.barrier is an all-reduce of one element.
               c.kind = CollectiveKind::all_reduce;
               c.bytes = core::Bytes(size);
               break;
             default:
-              fail(fmt::format("{}: comm_type {} ({}) is not modeled: inflect's collectives are ALL_REDUCE, ALL_GATHER, "
-                               "REDUCE_SCATTER(_BLOCK), ALL_TO_ALL and BARRIER (NCCL runs GATHER and SCATTER as sends "
-                               "and receives)",
+              fail(fmt::format("{}: comm_type {} ({}) is not modeled: inflect's collectives are ALL_REDUCE, REDUCE, "
+                               "ALL_GATHER, BROADCAST, REDUCE_SCATTER(_BLOCK), ALL_TO_ALL and BARRIER (NCCL runs GATHER "
+                               "and SCATTER as sends and receives)",
                                where(i), *nd.comm_type, comm_type_name(*nd.comm_type)));
           }
           if (size < 0 || c.bytes.value() > kMaxBytes) fail(fmt::format("{}: comm_size {} is out of range", where(i), size));
@@ -388,19 +397,22 @@ RankTrace rank_trace(const chakra::File& f, RankId rank, Context& cx) {
       else
         add_dep(it->second);
     }
+    // Control dependencies: in a converted trace the caller of the op (chakra_converter's own
+    // docstring: "data dependency ... represent[s] the actual execution order"; Chakra's feeder
+    // reads data_deps only), which can even point from a CPU op to the kernel it launched; in
+    // inflect's export the stream's previous op, which the stream orders anyway. Neither is a
+    // wait: counted, checked for a target, and left to the streams.
     for (std::uint64_t d : nd.ctrl_deps) {
-      auto it = index.find(d);
-      if (it == index.end()) {
-        cx.summary.other.add("control dependency on a node not in the file: taken as met");
+      if (nd.inflect_stream) {
+        auto it = index.find(d);
+        if (it == index.end() || static_cast<std::int64_t>(position[it->second]) != last_on_stream[op.stream])
+          fail(fmt::format("{}: inflect_stream's control dependency must be the stream's previous op; node id {} is not",
+                           where(i), d));
         continue;
       }
-      // inflect's export writes stream order as a control dependency on the stream's previous op;
-      // the stream gives it already.
-      if (nd.inflect_stream && static_cast<std::int64_t>(position[it->second]) == last_on_stream[op.stream]) continue;
-      if (is_no_op(f.nodes[it->second]))
-        for (std::uint32_t j : pass(it->second, 0)) add_dep(j);
-      else
-        add_dep(it->second);
+      cx.summary.other.add(index.count(d) ? "control dependency (the calling op): not an execution order, not waited for"
+                                          : "control dependency on a node not in the file (the converter drops the root "
+                                            "and span nodes): not waited for");
     }
     last_on_stream[op.stream] = position[i];
     t.add(op, deps, where(i));
