@@ -27,6 +27,7 @@
 #include "inflect/net/collective.hpp"
 #include "inflect/net/topology.hpp"
 #include "inflect/workload/graph_json.hpp"
+#include "inflect/workload/trace_import.hpp"
 
 namespace inflect::fuzz {
 
@@ -59,6 +60,16 @@ inline void graph_json(const std::uint8_t* data, std::size_t size) {
   workload::ExecutionGraph g = workload::graph_from_json(as_text(data, size), "<fuzz graph>");
   g.validate();  // a parsed graph must be one the engine may run, or be rejected here
 }
+
+/// One Chakra rank file, protobuf (`.et`) or chakra_jsonizer JSON: whatever it holds must import
+/// into a graph the engine may run, or be rejected as input.
+inline void chakra_file(const std::uint8_t* data, std::size_t size, const char* name) {
+  workload::ImportedTrace t = workload::import_trace_text(workload::TraceFormat::chakra, name, as_text(data, size), {});
+  t.graph.validate();
+  (void)workload::graph_to_json(t.graph);
+}
+inline void chakra_et(const std::uint8_t* data, std::size_t size) { chakra_file(data, size, "fuzz.0.et"); }
+inline void chakra_json(const std::uint8_t* data, std::size_t size) { chakra_file(data, size, "fuzz.0.json"); }
 
 /// nccl-tests output in any form parse_nccl_tests reads; the file name names a collective so that
 /// inputs without one reach past the kind rules. Every row's time is asked for too (the helpers'
@@ -113,12 +124,14 @@ struct Target {
   Entry entry;
 };
 
-inline constexpr std::array<Target, 11> kTargets = {{
+inline constexpr std::array<Target, 13> kTargets = {{
     {"experiment_yaml", &experiment_yaml},
     {"topology_yaml", &topology_yaml},
     {"device_yaml", &device_yaml},
     {"model_yaml", &model_yaml},
     {"graph_json", &graph_json},
+    {"chakra_et", &chakra_et},
+    {"chakra_json", &chakra_json},
     {"nccl_tests", &nccl_tests},
     {"gemm_sweep", &gemm_sweep},
     {"telemetry", &telemetry},

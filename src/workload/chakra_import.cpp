@@ -457,8 +457,10 @@ std::vector<std::string> chakra_files(const std::string& path) {
   return out;
 }
 
-ImportedTrace import_chakra(const std::string& path, const TraceImportOptions& options) {
-  const std::vector<RankFile> files = list_rank_files(path);
+namespace {
+
+ImportedTrace import_files(const std::string& path, const std::vector<RankFile>& files,
+                           const std::function<std::string(const RankFile&)>& bytes_of, const TraceImportOptions& options) {
   ImportedTrace out;
   TraceImportSummary& s = out.summary;
   s.format = TraceFormat::chakra;
@@ -471,7 +473,7 @@ ImportedTrace import_chakra(const std::string& path, const TraceImportOptions& o
   std::vector<std::size_t> parsed_of(files.size());
   std::unordered_map<std::string, std::size_t> by_content;  // (size, hash) -> parsed index
   for (std::size_t i = 0; i < files.size(); ++i) {
-    const std::string bytes = read_bytes(files[i].path);
+    const std::string bytes = bytes_of(files[i]);
     const std::string key = fmt::format("{}:{}", bytes.size(), std::hash<std::string>{}(bytes));
     auto [it, fresh] = by_content.try_emplace(key, parsed.size());
     if (fresh) parsed.push_back(chakra::read_file(files[i].path, bytes));
@@ -564,6 +566,17 @@ ImportedTrace import_chakra(const std::string& path, const TraceImportOptions& o
     out.graph = builder.finish(total, fs::path(path).filename().string());
   }
   return out;
+}
+
+}  // namespace
+
+ImportedTrace import_chakra(const std::string& path, const TraceImportOptions& options) {
+  return import_files(path, list_rank_files(path), [](const RankFile& f) { return read_bytes(f.path); }, options);
+}
+
+ImportedTrace import_chakra_text(const std::string& name, const std::string& text, const TraceImportOptions& options) {
+  auto f = rank_file(name);
+  return import_files(name, {f ? *f : RankFile{name, name, "", 0}}, [&](const RankFile&) { return text; }, options);
 }
 
 }  // namespace inflect::workload
