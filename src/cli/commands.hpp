@@ -150,5 +150,7 @@ int cmd_export(const ExportArgs& a);
 /// The embedded catalog plus every `--catalog` folder's devices, read before any experiment.
 io::DeviceCatalog load_catalog(const std::vector<std::string>& dirs);
 int cmd_bench(bool quick);
+/// The trace-replay cases of `inflect bench` (bench_traces.cpp).
+void bench_traces(bool quick);
 
 }  // namespace inflect::cli

@@ -206,7 +206,9 @@ int main(int argc, char** argv) {
 
   bool quick = false;
   auto* bench_cmd = app.add_subcommand("bench", "measure the simulator's own speed");
-  bench_cmd->add_flag("--quick", quick, "skip the 16,384-GPU full-fidelity case");
+  bench_cmd->add_flag("--quick", quick, "skip the 16,384-GPU full-fidelity case (and replay 20k-node traces, not 100k)");
+  bool traces_only = false;
+  bench_cmd->add_flag("--traces", traces_only, "only the trace-replay cases (Chakra files written and replayed)");
 
   try {
     app.parse(argc, argv);
@@ -233,7 +235,11 @@ int main(int argc, char** argv) {
       exp.catalog_dirs = catalog_dirs;
       return cli::cmd_export(exp);
     }
-    if (*bench_cmd) return cli::cmd_bench(quick);
+    if (*bench_cmd) {
+      if (!traces_only) return cli::cmd_bench(quick);
+      cli::bench_traces(quick);
+      return 0;
+    }
     if (*compare_cmd) return cli::cmd_compare(cmp);
     if (*study_cmd) return cli::cmd_study(study_args);
     if (*coll_cmd) return cli::cmd_collective(coll);

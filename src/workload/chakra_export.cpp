@@ -60,11 +60,12 @@ std::uint64_t whole(double v) { return v <= 0 ? 0 : static_cast<std::uint64_t>(s
 
 class RankWriter {
  public:
-  RankWriter() : raw_(&et_), out_(std::make_unique<google::protobuf::io::CodedOutputStream>(&raw_)) {}
+  explicit RankWriter(bool json) : json_on_(json), raw_(&et_), out_(std::make_unique<google::protobuf::io::CodedOutputStream>(&raw_)) {}
 
   template <class M>
   void write(const M& m) {
     google::protobuf::util::SerializeDelimitedToCodedStream(m, out_.get());
+    if (!json_on_) return;
     std::string j;
     google::protobuf::util::JsonPrintOptions o;
     (void)google::protobuf::util::MessageToJsonString(m, &j, o);
@@ -77,6 +78,7 @@ class RankWriter {
   }
 
  private:
+  bool json_on_;
   std::string et_, json_;
   google::protobuf::io::StringOutputStream raw_;
   std::unique_ptr<google::protobuf::io::CodedOutputStream> out_;
@@ -101,7 +103,7 @@ std::string graph_description(const ExecutionGraph& g) {
 // The `## process_group:init ##` node's input: the Python repr of a list holding the JSON of
 // torch.distributed's pg_config_info, as PyTorch's execution trace records it and ASTRA-sim
 // reads it; pg_name is the group's index. `mirrors` (inflect's symmetric fidelity) rides along.
-std::string process_groups(const ExecutionGraph& g) {
+std::string process_groups(const ExecutionGraph& g, bool own) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < g.groups().size(); ++i) {
     const Group& gr = g.groups()[i];
@@ -112,7 +114,7 @@ std::string process_groups(const ExecutionGraph& g) {
     e["ranks"] = gr.members;
     e["group_size"] = gr.members.size();
     e["group_count"] = g.groups().size();
-    if (!gr.mirrors.empty()) e["mirrors"] = gr.mirrors;
+    if (own && !gr.mirrors.empty()) e["mirrors"] = gr.mirrors;
     list.push_back(std::move(e));
   }
   return "['" + list.dump() + "']";
@@ -121,14 +123,15 @@ std::string process_groups(const ExecutionGraph& g) {
 }  // namespace
 
 void export_chakra(const ExecutionGraph& graph, const std::vector<core::Time>* durations,
-                   const std::function<void(const ChakraRankTrace&)>& sink) {
+                   const std::function<void(const ChakraRankTrace&)>& sink, const ChakraExportOptions& options) {
   if (!graph.replicas().empty()) {
-    export_chakra(graph.expanded(), durations, sink);
+    export_chakra(graph.expanded(), durations, sink, options);
     return;
   }
+  const bool own = options.inflect_attributes;
   const ExecutionGraph& g = graph;
   const std::string description = graph_description(g);
-  const std::string groups = process_groups(g);
+  const std::string groups = process_groups(g, own);
   std::vector<std::string> kernel_json, collective_json;
   for (const auto& k : g.kernels()) kernel_json.push_back(kernel_to_json(k));
   for (const auto& c : g.collectives()) collective_json.push_back(collective_to_json(c));
@@ -152,9 +155,10 @@ void export_chakra(const ExecutionGraph& graph, const std::vector<core::Time>* d
     const std::size_t first = it == range.end() ? 0 : it->second.first;
     const std::size_t at = it == range.end() ? 0 : it->second.second;
     const std::size_t count = at - first;
-    RankWriter w;
+    RankWriter w(options.json);
     ChakraProtoMsg::GlobalMetadata meta;
     meta.set_version("1.0.0");
+    if (own) {
     for (auto [name, value] : {std::pair<const char*, std::int64_t>{"inflect_total_ranks", g.total_ranks()}, {"inflect_rank", r}}) {
       Attr* a = meta.add_attr();
       a->set_name(name);
@@ -163,6 +167,7 @@ void export_chakra(const ExecutionGraph& graph, const std::vector<core::Time>* d
     Attr* a = meta.add_attr();
     a->set_name("inflect_graph");
     a->set_string_val(description);
+    }
     w.write(meta);
 
     PbNode pg;
@@ -181,8 +186,9 @@ void export_chakra(const ExecutionGraph& graph, const std::vector<core::Time>* d
       n.Clear();
       n.set_id(i - first);
       for (OpId d : g.deps(static_cast<OpId>(i))) n.add_data_deps(d - first);
-      // Stream order as Chakra's control dependency: the stream's previous op.
-      if (last_on_stream[op.stream] >= 0) n.add_ctrl_deps(static_cast<std::uint64_t>(last_on_stream[op.stream]));
+      // Stream order as Chakra's control dependency: the stream's previous op (inflect's import
+      // checks it against the stream; other readers take ctrl_deps as a caller, and skip it).
+      if (own && last_on_stream[op.stream] >= 0) n.add_ctrl_deps(static_cast<std::uint64_t>(last_on_stream[op.stream]));
       last_on_stream[op.stream] = static_cast<std::int64_t>(i - first);
       if (op.type == OpType::compute) {
         const Kernel& k = g.kernels()[op.payload];
@@ -193,7 +199,7 @@ void export_chakra(const ExecutionGraph& graph, const std::vector<core::Time>* d
         add_bool(n, "is_cpu_op", static_cast<int>(op.stream) == host);
         add_uint(n, "num_ops", whole(k.cost.flops.value()));
         add_uint(n, "tensor_size", whole(k.cost.bytes.value()));
-        add_string(n, "inflect_kernel", kernel_json[op.payload]);
+        if (own) add_string(n, "inflect_kernel", kernel_json[op.payload]);
       } else {
         const Collective& c = g.collectives()[op.payload];
         const Group& gr = g.groups()[c.group];
@@ -214,12 +220,14 @@ void export_chakra(const ExecutionGraph& graph, const std::vector<core::Time>* d
           add_int(n, "comm_size", static_cast<std::int64_t>(whole(size)));
           add_string(n, "pg_name", std::to_string(c.group));
         }
-        add_string(n, "inflect_collective", collective_json[op.payload]);
+        if (own) add_string(n, "inflect_collective", collective_json[op.payload]);
       }
-      add_string(n, "inflect_stream", g.stream_names()[op.stream]);
-      add_int(n, "inflect_phase", static_cast<int>(op.phase));
-      add_int(n, "inflect_layer", op.layer);
-      add_int(n, "inflect_micro_batch", op.micro_batch);
+      if (own) {
+        add_string(n, "inflect_stream", g.stream_names()[op.stream]);
+        add_int(n, "inflect_phase", static_cast<int>(op.phase));
+        add_int(n, "inflect_layer", op.layer);
+        add_int(n, "inflect_micro_batch", op.micro_batch);
+      }
       w.write(n);
     }
     sink(w.finish(r));

@@ -134,6 +134,18 @@ std::map<std::string, ProcessGroup> read_process_groups(const Node& n, const std
   return out;
 }
 
+// What `after` counted beyond `before` (same order).
+NodeTally difference(const NodeTally& after, const NodeTally& before) {
+  NodeTally d;
+  for (const auto& [what, n] : after.counts) {
+    std::int64_t had = 0;
+    for (const auto& [w, m] : before.counts)
+      if (w == what) had = m;
+    if (n > had) d.add(what, n - had);
+  }
+  return d;
+}
+
 bool is_no_op(const Node& n) { return n.type == chakra::metadata_node || n.type == chakra::invalid_node; }
 
 const char* comm_type_name(std::int64_t t) {
@@ -169,7 +181,7 @@ struct Context {
   const TraceImportOptions& options;
   TraceImportSummary& summary;
   TraceGraphBuilder& builder;
-  const std::map<std::string, GroupId>& groups;  // pg_name -> group
+  const std::map<std::string, GroupId>& groups;  // pg_name -> group, as the files define them
   GroupId world = 0;
   int total_ranks = 0;
   bool inflect = false;  // the file was written by inflect export
@@ -219,6 +231,16 @@ RankTrace rank_trace(const chakra::File& f, RankId rank, Context& cx) {
 
   RankTrace t;
   t.reserve(ops);
+  {
+    // an op's label, for errors only: its node (the labeler reads `f`, which outlives add_rank)
+    std::vector<std::uint32_t> node_of(ops);
+    for (std::size_t i = 0; i < n; ++i)
+      if (position[i] != UINT32_MAX) node_of[position[i]] = static_cast<std::uint32_t>(i);
+    t.set_labeler([&f, node_of = std::move(node_of)](std::size_t op) {
+      const std::size_t i = node_of[op];
+      return fmt::format("{}: node {} (id {}, '{}')", f.path, i, f.nodes[i].id, f.nodes[i].name);
+    });
+  }
   std::vector<std::uint32_t> deps;
   std::map<std::string, int> comm_streams;  // pg -> this rank's k-th ("comm k")
   std::vector<std::int64_t> last_on_stream(256, -1);
@@ -415,7 +437,7 @@ RankTrace rank_trace(const chakra::File& f, RankId rank, Context& cx) {
                                             "and span nodes): not waited for");
     }
     last_on_stream[op.stream] = position[i];
-    t.add(op, deps, where(i));
+    t.add(op, deps);
   }
   return t;
 }
@@ -467,94 +489,111 @@ ImportedTrace import_files(const std::string& path, const std::vector<RankFile>&
   s.path = path;
   s.rank_files = static_cast<int>(files.size());
 
-  // Read every file; parse each distinct content once (ranks of a symmetric job often write the
-  // same bytes).
-  std::vector<chakra::File> parsed;
-  std::vector<std::size_t> parsed_of(files.size());
-  std::unordered_map<std::string, std::size_t> by_content;  // (size, hash) -> parsed index
+  // Files are read, parsed and converted one at a time (a job's nodes are never all in memory);
+  // a file identical to an earlier one is parsed once: when nothing in it depends on the rank
+  // (sends and receives name their peer), the later rank is stored as a copy of the earlier one,
+  // its nodes counted as the first one's were.
+  struct Seen {
+    RankId rank = 0;
+    bool copyable = false;
+    std::int64_t nodes = 0;
+    TraceImportSummary tallies;
+    std::optional<double> span;
+  };
+  std::unordered_map<std::string, Seen> by_content;  // (size, hash) -> first rank with it
+  TraceGraphBuilder builder;
+  std::map<std::string, GroupId> groups;
+  std::map<std::string, ProcessGroup> pgs;
+  Context cx{options, s, builder, groups, 0, 0, false, {}};
+  std::optional<InflectGraph> ig;
+  int total = 0;
+  std::vector<RankId> all;
+  std::optional<double> step;
   for (std::size_t i = 0; i < files.size(); ++i) {
+    const auto rank = static_cast<RankId>(files[i].rank);
     const std::string bytes = bytes_of(files[i]);
     const std::string key = fmt::format("{}:{}", bytes.size(), std::hash<std::string>{}(bytes));
-    auto [it, fresh] = by_content.try_emplace(key, parsed.size());
-    if (fresh) parsed.push_back(chakra::read_file(files[i].path, bytes));
-    parsed_of[i] = it->second;
-    s.nodes += static_cast<std::int64_t>(parsed[it->second].nodes.size());
-  }
-  s.distinct_files = static_cast<int>(parsed.size());
-
-  // inflect's own export says what graph it was; any other trace is its files.
-  const chakra::File& first = parsed[parsed_of[0]];
-  std::optional<InflectGraph> ig;
-  if (first.inflect_graph) ig = read_inflect_graph(*first.inflect_graph, first.path);
-  int total = 0;
-  for (const auto& f : files) total = std::max(total, f.rank + 1);
-  if (first.inflect_total_ranks) total = static_cast<int>(*first.inflect_total_ranks);
-
-  TraceGraphBuilder builder;
-  if (ig)
-    for (const auto& st : ig->streams) (void)builder.stream(st);
-  // Process groups: every file's `## process_group:init ##` (they must agree).
-  std::map<std::string, ProcessGroup> pgs;
-  for (const auto& f : parsed)
+    if (auto it = by_content.find(key); it != by_content.end() && it->second.copyable && builder.add_copy(rank, it->second.rank)) {
+      const Seen& seen = it->second;
+      s.nodes += seen.nodes;
+      for (const auto& [what, n] : seen.tallies.compute.counts) s.compute.add(what, n);
+      for (const auto& [what, n] : seen.tallies.communication.counts) s.communication.add(what, n);
+      for (const auto& [what, n] : seen.tallies.other.counts) s.other.add(what, n);
+      if (seen.span) step = std::max(step.value_or(0), *seen.span);
+      continue;
+    }
+    const chakra::File f = chakra::read_file(files[i].path, bytes);
+    s.nodes += static_cast<std::int64_t>(f.nodes.size());
+    if (i == 0) {
+      // inflect's own export says what graph it was; any other trace is its files.
+      if (f.inflect_graph) ig = read_inflect_graph(*f.inflect_graph, f.path);
+      for (const auto& rf : files) total = std::max(total, rf.rank + 1);
+      if (f.inflect_total_ranks) total = static_cast<int>(*f.inflect_total_ranks);
+      if (total > 1'048'576) fail(fmt::format("{}: {} ranks; at most 1,048,576", path, total));
+      all.resize(static_cast<std::size_t>(total));
+      for (int r = 0; r < total; ++r) all[static_cast<std::size_t>(r)] = static_cast<RankId>(r);
+      if (ig) {
+        for (const auto& st : ig->streams) (void)builder.stream(st);
+      } else {
+        std::vector<int> missing;
+        std::size_t at = 0;
+        for (int r = 0; r < total; ++r) {
+          if (at < files.size() && files[at].rank == r) ++at;
+          else missing.push_back(r);
+        }
+        if (!missing.empty())
+          fail(fmt::format("{}: the job has {} ranks but no file for rank{} {}; a Chakra trace has one file per rank", path,
+                           total, missing.size() == 1 ? "" : "s", fmt::join(missing, ", ")));
+        cx.world = builder.group(all);
+      }
+      cx.total_ranks = total;
+      cx.inflect = ig.has_value();
+    }
+    // Process groups: each file's `## process_group:init ##` (files must agree on a name).
     for (const auto& n : f.nodes)
       if (n.type == chakra::metadata_node && n.name == "## process_group:init ##")
         for (auto& [name, pg] : read_process_groups(n, f.path)) {
-          for (RankId r : pg.ranks) total = std::max(total, static_cast<int>(r) + 1);
+          for (RankId r : pg.ranks)
+            if (static_cast<int>(r) >= total)
+              fail(fmt::format("{}: process group '{}' names rank {}, but the trace has {} ranks", f.path, name, r, total));
           auto [it, fresh] = pgs.try_emplace(name, pg);
           if (!fresh && it->second.ranks != pg.ranks)
             fail(fmt::format("{}: process group '{}' has different ranks in different files", f.path, name));
+          if (!fresh) continue;
+          if (ig) {
+            // inflect numbers its groups: pg_name is the group's index, and indices must survive.
+            if (name != std::to_string(groups.size()))
+              fail(fmt::format("{}: inflect export's process groups must be numbered 0..n-1 in order", f.path));
+            groups[name] = builder.new_group(pg.ranks, pg.mirrors);
+          } else {
+            groups[name] = builder.group(pg.ranks.empty() ? all : pg.ranks);
+          }
         }
-  if (total > 1'048'576) fail(fmt::format("{}: {} ranks; at most 1,048,576", path, total));
-  std::map<std::string, GroupId> groups;
-  std::vector<RankId> all(static_cast<std::size_t>(total));
-  for (int r = 0; r < total; ++r) all[static_cast<std::size_t>(r)] = static_cast<RankId>(r);
-  if (ig) {
-    // inflect numbers its groups: pg_name is the group's index, and indices must survive.
-    std::vector<std::pair<int, const ProcessGroup*>> ordered;
-    for (const auto& [name, pg] : pgs) ordered.emplace_back(std::stoi(name), &pg);
-    std::sort(ordered.begin(), ordered.end());
-    for (std::size_t i = 0; i < ordered.size(); ++i) {
-      if (ordered[i].first != static_cast<int>(i)) fail(fmt::format("{}: inflect export's process groups must be numbered 0..n-1", path));
-      groups[std::to_string(i)] = builder.new_group(ordered[i].second->ranks, ordered[i].second->mirrors);
-    }
-  } else {
-    for (const auto& [name, pg] : pgs) {
-      for (RankId r : pg.ranks)
-        if (static_cast<int>(r) >= total) fail(fmt::format("{}: process group '{}' names rank {}", path, name, r));
-      groups[name] = builder.group(pg.ranks.empty() ? all : pg.ranks);
-    }
-  }
-  Context cx{options, s, builder, groups, 0, 0, false, {}};
-  cx.world = ig ? 0 : builder.group(all);
-  cx.total_ranks = total;
-  cx.inflect = ig.has_value();
-
-  if (!ig) {
-    std::vector<int> missing;
-    std::size_t at = 0;
-    for (int r = 0; r < total; ++r) {
-      if (at < files.size() && files[at].rank == r) ++at;
-      else missing.push_back(r);
-    }
-    if (!missing.empty())
-      fail(fmt::format("{}: the job has {} ranks but no file for rank{} {}; a Chakra trace has one file per rank", path, total,
-                       missing.size() == 1 ? "" : "s", fmt::join(missing, ", ")));
-  }
-  std::optional<double> step;
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    const chakra::File& f = parsed[parsed_of[i]];
-    if (!chakra::known_version(f.version)) fail(fmt::format("{}: unknown version '{}'", f.path, f.version));
-    const RankTrace t = rank_trace(f, static_cast<RankId>(files[i].rank), cx);
-    builder.add_rank(static_cast<RankId>(files[i].rank), t, f.path);
+    const TraceImportSummary before = s;
+    const RankTrace t = rank_trace(f, rank, cx);
+    builder.add_rank(rank, t, f.path);
     // The rank's recorded span, where its nodes carry start times.
     std::uint64_t lo = UINT64_MAX, hi = 0;
-    for (const auto& n : f.nodes)
+    bool copyable = !ig;
+    for (const auto& n : f.nodes) {
+      if (n.type == chakra::comm_send_node || n.type == chakra::comm_recv_node) copyable = false;
       if (n.start_us > 0 && !is_no_op(n)) {
         lo = std::min(lo, n.start_us);
         hi = std::max(hi, n.start_us + n.duration_us);
       }
-    if (hi > lo) step = std::max(step.value_or(0), static_cast<double>(hi - lo) * 1e-6);
+    }
+    std::optional<double> span;
+    if (hi > lo) span = static_cast<double>(hi - lo) * 1e-6;
+    if (span) step = std::max(step.value_or(0), *span);
+    if (!by_content.count(key)) {
+      Seen seen{rank, copyable, static_cast<std::int64_t>(f.nodes.size()), {}, span};
+      seen.tallies.compute = difference(s.compute, before.compute);
+      seen.tallies.communication = difference(s.communication, before.communication);
+      seen.tallies.other = difference(s.other, before.other);
+      by_content.emplace(key, std::move(seen));
+    }
   }
+  s.distinct_files = static_cast<int>(by_content.size());
   if (step) s.recorded_step = core::Seconds(*step);
   for (const auto& [name, first_at] : cx.unknown_attrs)
     s.other.add(fmt::format("nodes with attribute '{}' (first: {}): attribute not used", name, first_at.second), first_at.first);

@@ -23,11 +23,20 @@ struct ChakraRankTrace {
   std::string json;
 };
 
+struct ChakraExportOptions {
+  /// The inflect_* attributes that make a round trip exact. Without them the files hold only what
+  /// Chakra's converter writes (a trace as another tool would record it): inflect reads them back
+  /// with each kernel at its duration_micros, recorded.
+  bool inflect_attributes = true;
+  /// Also print each rank's JSON (ChakraRankTrace::json); off, it stays empty.
+  bool json = true;
+};
+
 /// Writes the graph rank by rank (replicas written out), calling `sink` for each simulated rank in
 /// order. `durations`, when given, is each kernel's modeled duration on the experiment's device
 /// (duration_micros for ASTRA-sim's replay mode; inflect ignores it on import, its kernels are
 /// timed by the model).
 void export_chakra(const ExecutionGraph& g, const std::vector<core::Time>* durations,
-                   const std::function<void(const ChakraRankTrace&)>& sink);
+                   const std::function<void(const ChakraRankTrace&)>& sink, const ChakraExportOptions& options = {});
 
 }  // namespace inflect::workload
