@@ -98,7 +98,8 @@ struct ProcessGroup {
   std::vector<std::vector<RankId>> mirrors;
 };
 
-std::map<std::string, ProcessGroup> read_process_groups(const Node& n, const std::string& file) {
+// In the node's order (inflect's export numbers its groups in it).
+std::vector<std::pair<std::string, ProcessGroup>> read_process_groups(const Node& n, const std::string& file) {
   std::string v = n.input_values;
   const auto first = v.find_first_not_of(" \t\n");
   if (first != std::string::npos && v[first] == '[') {
@@ -109,7 +110,7 @@ std::map<std::string, ProcessGroup> read_process_groups(const Node& n, const std
       if (endq != std::string::npos && v[endq] == v[q]) v = v.substr(q + 1, endq - q - 1);
     }
   }
-  std::map<std::string, ProcessGroup> out;
+  std::vector<std::pair<std::string, ProcessGroup>> out;
   try {
     const nlohmann::json j = nlohmann::json::parse(v);
     auto add = [&](const nlohmann::json& g) {
@@ -118,7 +119,7 @@ std::map<std::string, ProcessGroup> read_process_groups(const Node& n, const std
       if (g.contains("mirrors"))
         for (const auto& m : g.at("mirrors")) pg.mirrors.push_back(m.get<std::vector<RankId>>());
       const auto& name = g.at("pg_name");
-      out[name.is_string() ? name.get<std::string>() : name.dump()] = std::move(pg);
+      out.emplace_back(name.is_string() ? name.get<std::string>() : name.dump(), std::move(pg));
     };
     if (j.is_array())
       for (const auto& g : j) add(g);
@@ -244,7 +245,6 @@ RankTrace rank_trace(const chakra::File& f, RankId rank, Context& cx) {
   std::vector<std::uint32_t> deps;
   std::map<std::string, int> comm_streams;  // pg -> this rank's k-th ("comm k")
   std::vector<std::int64_t> last_on_stream(256, -1);
-  const std::uint8_t host = cx.builder.stream("host");
   for (std::size_t i = 0; i < n; ++i) {
     const Node& nd = f.nodes[i];
     for (const auto& a : nd.other_attrs) {
@@ -394,7 +394,7 @@ RankTrace rank_trace(const chakra::File& f, RankId rank, Context& cx) {
                          where(i), nd.type));
     }
     if (nd.inflect_stream) stream = *nd.inflect_stream;
-    op.stream = stream == "host" ? host : cx.builder.stream(stream);
+    op.stream = cx.builder.stream(stream);
     if (nd.inflect_phase) {
       if (*nd.inflect_phase < 0 || *nd.inflect_phase > 3) fail(where(i) + ": inflect_phase must be 0-3");
       op.phase = static_cast<Phase>(*nd.inflect_phase);
