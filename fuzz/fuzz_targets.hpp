@@ -27,7 +27,7 @@
 #include "inflect/net/collective.hpp"
 #include "inflect/net/topology.hpp"
 #include "inflect/workload/graph_json.hpp"
-#include "inflect/workload/kineto_import.hpp"
+#include "inflect/workload/trace_import.hpp"
 
 namespace inflect::fuzz {
 
@@ -61,12 +61,25 @@ inline void graph_json(const std::uint8_t* data, std::size_t size) {
   g.validate();  // a parsed graph must be one the engine may run, or be rejected here
 }
 
-/// One rank's PyTorch profiler (Kineto) trace, imported with --retime so that GEMM shapes are read
-/// too; the builder validates the graph it makes.
+/// One Chakra rank file, protobuf (`.et`) or chakra_jsonizer JSON: whatever it holds must import
+/// into a graph the engine may run, or be rejected as input.
+inline void chakra_file(const std::uint8_t* data, std::size_t size, const char* name) {
+  workload::ImportedTrace t = workload::import_trace_text(workload::TraceFormat::chakra, name, as_text(data, size), {});
+  t.graph.validate();
+  (void)workload::graph_to_json(t.graph);
+}
+inline void chakra_et(const std::uint8_t* data, std::size_t size) { chakra_file(data, size, "fuzz.0.et"); }
+inline void chakra_json(const std::uint8_t* data, std::size_t size) { chakra_file(data, size, "fuzz.0.json"); }
+
+/// One rank's PyTorch profiler (Kineto) trace, imported with --retime so that GEMM and attention
+/// shapes are read too: whatever it holds must import into a graph the engine may run, or be
+/// rejected as input.
 inline void kineto(const std::uint8_t* data, std::size_t size) {
   workload::TraceImportOptions o;
   o.retime = true;
-  (void)workload::import_kineto_text(as_text(data, size), "<fuzz kineto>", o);
+  workload::ImportedTrace t = workload::import_trace_text(workload::TraceFormat::kineto, "fuzz.json", as_text(data, size), o);
+  t.graph.validate();
+  (void)workload::graph_to_json(t.graph);
 }
 
 /// nccl-tests output in any form parse_nccl_tests reads; the file name names a collective so that
@@ -122,12 +135,14 @@ struct Target {
   Entry entry;
 };
 
-inline constexpr std::array<Target, 12> kTargets = {{
+inline constexpr std::array<Target, 14> kTargets = {{
     {"experiment_yaml", &experiment_yaml},
     {"topology_yaml", &topology_yaml},
     {"device_yaml", &device_yaml},
     {"model_yaml", &model_yaml},
     {"graph_json", &graph_json},
+    {"chakra_et", &chakra_et},
+    {"chakra_json", &chakra_json},
     {"kineto", &kineto},
     {"nccl_tests", &nccl_tests},
     {"gemm_sweep", &gemm_sweep},

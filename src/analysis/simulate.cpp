@@ -19,12 +19,11 @@
 namespace inflect::analysis {
 namespace {
 
-workload::ExecutionGraph load_trace(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw core::Error(core::ErrorKind::io, fmt::format("cannot open trace '{}'", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return workload::graph_from_json(ss.str(), path);
+workload::ImportedTrace load_trace(const plan::Experiment& e) {
+  workload::TraceImportOptions o;
+  o.retime = e.workload.retime;
+  o.precision = e.training.precision;
+  return workload::import_trace(e.workload.trace_format, e.workload.trace_file, o);
 }
 
 MemoryReport memory_report(const plan::MemoryEstimate& m) {
@@ -256,7 +255,9 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
 
   RunReport r;
   r.name = e.name;
-  r.model = e.workload.model ? e.workload.model->name : ("trace:" + e.workload.trace_file);
+  const bool own_format = e.workload.trace_format == workload::TraceFormat::graph_json;
+  r.model = e.workload.model ? e.workload.model->name
+                             : (own_format ? "trace" : workload::to_string(e.workload.trace_format)) + (":" + e.workload.trace_file);
   r.device = e.cluster.device.name;
   r.topology = e.cluster.topology.name;
   r.nodes = e.cluster.nodes;
@@ -339,7 +340,7 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
 }
 
 workload::ExecutionGraph build_graph(const plan::Experiment& e, const SimulateOptions& options) {
-  if (!e.workload.model) return load_trace(e.workload.trace_file);
+  if (!e.workload.model) return load_trace(e).graph;
   return plan::compile(e, compile_options(e, options)).graph;
 }
 
@@ -347,8 +348,9 @@ RunReport simulate(const plan::Experiment& e, const SimulateOptions& options) {
   auto t0 = std::chrono::steady_clock::now();
   RunReport r;
   if (!e.workload.model) {
-    workload::ExecutionGraph g = load_trace(e.workload.trace_file);
-    r = simulate_graph(e, g, nullptr, "trace", options);
+    workload::ImportedTrace t = load_trace(e);
+    r = simulate_graph(e, t.graph, nullptr, "trace", options);
+    if (e.workload.trace_format != workload::TraceFormat::graph_json) r.trace = std::move(t.summary);
   } else {
     plan::check_plan(e);
     const plan::MemoryEstimate mem = plan::estimate_memory(e, plan::derive_dp(e));

@@ -15,8 +15,8 @@ std::optional<net::CollectiveOp> model_op(NcclCollective kind) {
     case NcclCollective::reduce_scatter: return net::CollectiveOp::reduce_scatter;
     case NcclCollective::all_to_all: return net::CollectiveOp::all_to_all;
     case NcclCollective::send_recv: return net::CollectiveOp::send_recv;
-    case NcclCollective::broadcast:
-    case NcclCollective::reduce: return std::nullopt;
+    case NcclCollective::broadcast: return net::CollectiveOp::broadcast;
+    case NcclCollective::reduce: return net::CollectiveOp::reduce;
   }
   return std::nullopt;
 }

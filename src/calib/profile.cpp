@@ -14,6 +14,8 @@ const char* op_key(net::CollectiveOp op) {
     case net::CollectiveOp::all_gather: return "all_gather";
     case net::CollectiveOp::all_to_all: return "all_to_all";
     case net::CollectiveOp::send_recv: return "send_recv";
+    case net::CollectiveOp::broadcast: return "broadcast";
+    case net::CollectiveOp::reduce: return "reduce";
   }
   return "?";
 }

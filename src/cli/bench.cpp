@@ -118,6 +118,7 @@ int cmd_bench(bool quick) {
   // the events and wall are of all six engine runs.
   bench_case("workloads/examples/whatif/llama3-8b-hot-gpu-h100.yaml", plan::Fidelity::symmetric);
   bench_search("workloads/search/llama3-405b-16k-h100.yaml");
+  bench_traces(quick);
   return 0;
 }
 

@@ -26,7 +26,8 @@ net::CollectiveOp parse_kind(const std::string& s) {
   const auto op = kind ? calib::model_op(*kind) : std::nullopt;
   if (!op)
     throw core::Error(core::ErrorKind::input,
-                      fmt::format("{} collective '{}'; allowed: all_reduce, reduce_scatter, all_gather, all_to_all, sendrecv",
+                      fmt::format("{} collective '{}'; allowed: all_reduce, reduce_scatter, all_gather, all_to_all, sendrecv, "
+                                  "broadcast, reduce",
                                   kind ? "unmodelled" : "unknown", s));
   return *op;
 }
@@ -40,7 +41,15 @@ double parse_size(const std::string& s, const char* what) {
 }
 
 const char* redop_of(net::CollectiveOp op) {
-  return op == net::CollectiveOp::all_reduce || op == net::CollectiveOp::reduce_scatter ? "sum" : "none";
+  return op == net::CollectiveOp::all_reduce || op == net::CollectiveOp::reduce_scatter || op == net::CollectiveOp::reduce
+             ? "sum"
+             : "none";
+}
+
+// nccl-tests prints the root of the rooted collectives (0 by default, the first member here) and -1
+// for the others.
+int root_of(net::CollectiveOp op) {
+  return op == net::CollectiveOp::broadcast || op == net::CollectiveOp::reduce ? 0 : -1;
 }
 
 }  // namespace
@@ -104,7 +113,7 @@ int cmd_collective(const CollectiveArgs& a) {
                   "  busbw       %.2f GB/s\n",
                   bytes, c.algorithm, c.protocol, t * 1e6, algbw, busbw);
     } else {
-      std::printf(" %12.0f  %12.0f  %8s  %6s  %6d  %9.2f  %7.2f  %7.2f  %s/%s\n", bytes, bytes / 4, "float", redop_of(op), -1,
+      std::printf(" %12.0f  %12.0f  %8s  %6s  %6d  %9.2f  %7.2f  %7.2f  %s/%s\n", bytes, bytes / 4, "float", redop_of(op), root_of(op),
                   t * 1e6, algbw, busbw, c.algorithm, c.protocol);
     }
   }

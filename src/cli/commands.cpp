@@ -9,6 +9,7 @@
 
 #include "inflect/analysis/simulate.hpp"
 #include "inflect/core/error.hpp"
+#include "inflect/hw/compute_model.hpp"
 #include "inflect/io/chrome_trace.hpp"
 #include "inflect/io/device_catalog.hpp"
 #include "inflect/io/experiment_loader.hpp"
@@ -17,6 +18,7 @@
 #include "inflect/io/report_json.hpp"
 #include "inflect/plan/compiler.hpp"
 #include "inflect/plan/plausibility.hpp"
+#include "inflect/workload/chakra_export.hpp"
 #include "inflect/workload/graph_json.hpp"
 
 namespace inflect::cli {
@@ -66,6 +68,12 @@ int cmd_run(const RunArgs& a) {
   const io::DeviceCatalog catalog = load_catalog(a.catalog_dirs);
   plan::Experiment e = io::load_experiment(a.experiment, catalog);
   if (!a.profile.empty()) io::apply_profile(e, io::load_profile(a.profile), catalog);
+  if (a.retime) {
+    if (e.workload.model)
+      throw core::Error(core::ErrorKind::input, fmt::format("--retime re-times a recorded trace's compute; {} compiles a model, "
+                                                            "which is always timed on its device", a.experiment));
+    e.workload.retime = true;
+  }
   check_full_fidelity_budget(e, a);
   analysis::SimulateOptions so;
   so.fidelity = a.fidelity;
@@ -147,14 +155,42 @@ int cmd_devices(const std::vector<std::string>& catalog_dirs) {
   return 0;
 }
 
-int cmd_export(const std::string& experiment, const std::string& out, plan::Fidelity fidelity,
-               const std::vector<std::string>& catalog_dirs) {
-  plan::Experiment e = io::load_experiment(experiment, load_catalog(catalog_dirs));
+int cmd_export(const ExportArgs& a) {
+  plan::Experiment e = io::load_experiment(a.experiment, load_catalog(a.catalog_dirs));
   analysis::SimulateOptions so;
-  so.fidelity = fidelity;
+  so.fidelity = a.fidelity;
   workload::ExecutionGraph g = analysis::build_graph(e, so);
-  io::write_text_file(out, workload::graph_to_json(g));
-  std::fputs(fmt::format("wrote {} ({} ops on {} simulated ranks)\n", out, g.op_count(), g.simulated_ranks().size()).c_str(), stdout);
+  if (a.format == "json") {
+    const std::string out = a.out.empty() ? "graph.json" : a.out;
+    io::write_text_file(out, workload::graph_to_json(g));
+    std::fputs(fmt::format("wrote {} ({} ops on {} simulated ranks)\n", out, g.op_count(), g.simulated_ranks().size()).c_str(), stdout);
+    return 0;
+  }
+  // Chakra: NAME.RANK.et per simulated rank in --out, and the JSON chakra_jsonizer would print for
+  // each in --out/json (a directory holds one trace). Each kernel's duration on the experiment's
+  // device goes into duration_micros, for ASTRA-sim's replay.
+  const std::string dir = a.out.empty() ? "chakra" : a.out;
+  const std::string json_dir = (std::filesystem::path(dir) / "json").string();
+  io::make_directories(json_dir);
+  const hw::ComputeModel model(e.cluster.device);
+  std::vector<core::Time> durations;
+  for (const auto& k : g.kernels()) {
+    core::Time t = core::Time::zero();
+    if (k.parts.empty()) t = model.duration(k.cost);
+    for (const auto& p : k.parts) t += model.duration(p);
+    durations.push_back(t);
+  }
+  std::string stem = std::filesystem::path(a.experiment).stem().string();
+  int files = 0;
+  workload::export_chakra(g, &durations, [&](const workload::ChakraRankTrace& t) {
+    io::write_text_file((std::filesystem::path(dir) / fmt::format("{}.{}.et", stem, t.rank)).string(), t.et);
+    io::write_text_file((std::filesystem::path(json_dir) / fmt::format("{}.{}.json", stem, t.rank)).string(), t.json);
+    ++files;
+  });
+  std::fputs(fmt::format("wrote {} Chakra rank files to {}/ ({}.RANK.et) and {}/ (JSON); {} ops on {} simulated ranks of {}\n",
+                         files, dir, stem, json_dir, g.op_count(), g.simulated_ranks().size(), g.total_ranks())
+                 .c_str(),
+             stdout);
   return 0;
 }
 

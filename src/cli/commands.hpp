@@ -29,6 +29,7 @@ struct RunArgs {
   bool no_trace = false;
   bool oneline = false;
   bool ignore_memory = false;
+  bool retime = false;  // --retime: a trace's compute timed on the device (workload.retime)
   /// --fidelity full is refused when its estimated op count (the symmetric graph's ops per rank
   /// times the ranks) exceeds this: a budget raised on purpose, not hours of work by accident.
   double max_ops = 1e8;
@@ -83,7 +84,7 @@ struct SearchArgs {
 };
 
 struct CollectiveArgs {
-  std::string kind;            // all_reduce, reduce_scatter, all_gather, all_to_all, sendrecv
+  std::string kind;            // all_reduce, reduce_scatter, all_gather, all_to_all, sendrecv, broadcast, reduce
   std::string size;            // one size, or empty with --sweep
   std::string topology;
   int nodes = 1;
@@ -138,10 +139,18 @@ int cmd_report(const std::string& dir);
 int cmd_merge(const std::vector<std::string>& dirs, const std::string& out_dir);
 int cmd_validate(const std::string& experiment, const std::vector<std::string>& catalog_dirs);
 int cmd_devices(const std::vector<std::string>& catalog_dirs);
-int cmd_export(const std::string& experiment, const std::string& out, plan::Fidelity fidelity,
-               const std::vector<std::string>& catalog_dirs);
+struct ExportArgs {
+  std::string experiment;
+  std::string out;  // empty: graph.json (json) or chakra/ (chakra)
+  std::string format = "json";
+  plan::Fidelity fidelity = plan::Fidelity::symmetric;
+  std::vector<std::string> catalog_dirs;
+};
+int cmd_export(const ExportArgs& a);
 /// The embedded catalog plus every `--catalog` folder's devices, read before any experiment.
 io::DeviceCatalog load_catalog(const std::vector<std::string>& dirs);
 int cmd_bench(bool quick);
+/// The trace-replay cases of `inflect bench` (bench_traces.cpp).
+void bench_traces(bool quick);
 
 }  // namespace inflect::cli

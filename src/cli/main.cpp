@@ -69,6 +69,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--trace-ranks", run.trace_ranks, "ranks kept in trace.json (default 64)")->check(CLI::PositiveNumber);
   run_cmd->add_flag("--no-trace", run.no_trace, "do not write trace.json");
   run_cmd->add_flag("--oneline", run.oneline, "print a one-line summary instead of the full one");
+  run_cmd->add_flag("--retime", run.retime,
+                    "a recorded trace (workload.chakra / workload.kineto): time its compute from its FLOPs, bytes and shapes "
+                    "on this device instead of the recorded durations (workload.retime: true)");
   add_profile_option(run_cmd, run.profile);
   run_cmd->add_flag("--ignore-memory", run.ignore_memory,
                     "simulate a plan whose memory does not fit (by default it is reported, not simulated)");
@@ -127,12 +130,15 @@ int main(int argc, char** argv) {
   auto* devices_cmd = app.add_subcommand("devices", "print the device catalog (with --catalog: and your devices)");
   add_catalog_option(devices_cmd, catalog_dirs);
 
-  std::string export_file, export_out = "graph.json";
-  plan::Fidelity export_fidelity = plan::Fidelity::symmetric;
-  auto* export_cmd = app.add_subcommand("export", "write the execution graph an experiment compiles to (JSON)");
-  export_cmd->add_option("experiment", export_file, "experiment YAML")->required();
-  export_cmd->add_option("--out", export_out, "output file (default graph.json)");
-  add_fidelity_option(export_cmd, export_fidelity, "full or symmetric (default)");
+  cli::ExportArgs exp;
+  auto* export_cmd = app.add_subcommand("export", "write the execution graph an experiment compiles to (or a trace imports to): "
+                                                  "inflect's JSON, or Chakra execution traces per rank");
+  export_cmd->add_option("experiment", exp.experiment, "experiment YAML")->required();
+  export_cmd->add_option("--format", exp.format, "json (inflect's execution graph, default) or chakra (MLCommons Chakra ET: "
+                                                 "NAME.RANK.et per simulated rank in --out, and their JSON in --out/json)")
+      ->check(CLI::IsMember({"json", "chakra"}));
+  export_cmd->add_option("--out", exp.out, "output file for json (default graph.json); directory for chakra (default chakra/)");
+  add_fidelity_option(export_cmd, exp.fidelity, "full or symmetric (default)");
   add_catalog_option(export_cmd, catalog_dirs);
 
   cli::CheckCollectivesArgs check;
@@ -152,7 +158,7 @@ int main(int argc, char** argv) {
 
   cli::CollectiveArgs coll;
   auto* coll_cmd = app.add_subcommand("collective", "one collective's modelled time, algbw and busbw (nccl-tests' definitions), or a sweep as an nccl-tests table");
-  coll_cmd->add_option("kind", coll.kind, "all_reduce, reduce_scatter, all_gather, all_to_all or sendrecv")->required();
+  coll_cmd->add_option("kind", coll.kind, "all_reduce, reduce_scatter, all_gather, all_to_all, sendrecv, broadcast or reduce")->required();
   coll_cmd->add_option("size", coll.size, "message size in nccl-tests' meaning (e.g. 1GiB); or --sweep");
   coll_cmd->add_option("--topology", coll.topology, "topology YAML")->required();
   coll_cmd->add_option("--nodes", coll.nodes, "nodes (default 1)");
@@ -200,7 +206,9 @@ int main(int argc, char** argv) {
 
   bool quick = false;
   auto* bench_cmd = app.add_subcommand("bench", "measure the simulator's own speed");
-  bench_cmd->add_flag("--quick", quick, "skip the 16,384-GPU full-fidelity case");
+  bench_cmd->add_flag("--quick", quick, "skip the 16,384-GPU full-fidelity case (and replay 20k-node traces, not 100k)");
+  bool traces_only = false;
+  bench_cmd->add_flag("--traces", traces_only, "only the trace-replay cases (Chakra files written and replayed)");
 
   try {
     app.parse(argc, argv);
@@ -223,8 +231,15 @@ int main(int argc, char** argv) {
     if (*validate_cmd) return cli::cmd_validate(validate_file, catalog_dirs);
     if (*suite_cmd) return cli::cmd_validate_suite(suite);
     if (*devices_cmd) return cli::cmd_devices(catalog_dirs);
-    if (*export_cmd) return cli::cmd_export(export_file, export_out, export_fidelity, catalog_dirs);
-    if (*bench_cmd) return cli::cmd_bench(quick);
+    if (*export_cmd) {
+      exp.catalog_dirs = catalog_dirs;
+      return cli::cmd_export(exp);
+    }
+    if (*bench_cmd) {
+      if (!traces_only) return cli::cmd_bench(quick);
+      cli::bench_traces(quick);
+      return 0;
+    }
     if (*compare_cmd) return cli::cmd_compare(cmp);
     if (*study_cmd) return cli::cmd_study(study_args);
     if (*coll_cmd) return cli::cmd_collective(coll);

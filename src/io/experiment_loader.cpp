@@ -185,10 +185,15 @@ double read_number(const Node& n, const OptionSpec& o) {
   return v;
 }
 
-std::string resolve(const Node& n, const std::string& base_dir, const char* what) {
+std::string resolve(const Node& n, const std::string& base_dir, const char* what, bool directory_too = false) {
   std::string p = n.as_string();
   if (p.empty()) n.fail(fmt::format("empty path; expected the {} file", what));
   if (auto found = find_input_file(p, base_dir)) return *found;
+  if (directory_too)
+    for (const auto& c : search_paths(p, base_dir)) {
+      std::error_code ec;
+      if (fs::is_directory(c, ec)) return c;
+    }
   throw Error(ErrorKind::io,
               fmt::format("{} file '{}' not found; looked in: {}", what, p, core::join(search_paths(p, base_dir))),
               n.where());
@@ -344,20 +349,42 @@ void read_cluster(const Seen& seen, const std::string& base_dir, const DeviceCat
 void read_workload(const Seen& seen, const std::string& base_dir, plan::Experiment& e) {
   auto model = seen.get("model");
   auto workload = seen.get("workload");
+  constexpr const char* kWhich = "workload.trace (an execution graph JSON), workload.chakra (Chakra execution traces) "
+                                 "or workload.kineto (PyTorch profiler traces)";
   if (model && workload)
-    workload->fail("give either model: (a transformer to compile) or workload.trace (an execution graph "
-                   "to replay), not both");
+    workload->fail(fmt::format("give either model: (a transformer to compile) or a recorded workload ({}), not both", kWhich));
   if (!model && !workload)
-    seen.root().fail("no workload: give model: (a preset name or the fields inline) or workload.trace (an "
-                     "execution graph JSON to replay)");
+    seen.root().fail(fmt::format("no workload: give model: (a preset name or the fields inline) or {}", kWhich));
   if (model) {
     e.workload.model = located(*model, [&] { return parse_model(*model); });
-  } else {
-    e.workload.trace_file = resolve(seen.require("workload.trace"), base_dir, "execution graph");
-    // The workload layer reads the trace when it runs; read here too, so that the report's
-    // provenance (and a scan point's fingerprint) covers its content.
-    (void)read_text_file(e.workload.trace_file, "execution graph");
+    return;
   }
+  struct Source {
+    const char* key;
+    workload::TraceFormat format;
+    const char* role;
+  };
+  const Source sources[] = {{"workload.trace", workload::TraceFormat::graph_json, "execution graph"},
+                            {"workload.chakra", workload::TraceFormat::chakra, "chakra trace"},
+                            {"workload.kineto", workload::TraceFormat::kineto, "kineto trace"}};
+  const Source* given = nullptr;
+  for (const Source& src : sources) {
+    auto n = seen.get(src.key);
+    if (!n) continue;
+    if (given) n->fail(fmt::format("give one recorded workload: {} and {} are both given", given->key, src.key));
+    given = &src;
+  }
+  if (!given) workload->fail(fmt::format("workload: names no trace; give {}", kWhich));
+  const bool directory_too = given->format != workload::TraceFormat::graph_json;
+  e.workload.trace_format = given->format;
+  e.workload.trace_file = resolve(*seen.get(given->key), base_dir, given->role, directory_too);
+  if (auto r = seen.get("workload.retime")) e.workload.retime = r->as_bool();
+  // The workload layer reads the trace when it runs; read here too, so that the report's
+  // provenance (and a scan point's fingerprint) covers every file's content.
+  located(*seen.get(given->key), [&] {
+    for (const std::string& f : workload::trace_files(given->format, e.workload.trace_file)) (void)read_text_file(f, given->role);
+    return 0;
+  });
 }
 
 void read_training(const Seen& seen, plan::Experiment& e) {
@@ -669,7 +696,6 @@ plan::Experiment parse_document(const Node& root, const std::string& base_dir, b
     if (auto n = seen.get(s)) seen.read_section(*n, s);
   (void)seen.require("cluster");
   (void)seen.require("cluster.topology");
-  if (seen.has("workload")) (void)seen.require("workload.trace");
 
   plan::Experiment e;
   e.file = root.file();

@@ -116,7 +116,8 @@ std::vector<OptionSpec> build() {
                      {"auto", "ring", "tree", "nvls", "nvls_tree", "pat", "direct", "pairwise", "p2p"}, "auto",
                      "Run every collective with this algorithm (docs/collectives.md), as NCCL_ALGO does; `auto`: "
                      "the collective library's choice by size and group. Overrides the topology's "
-                     "`collectives.algorithm`; a group the algorithm cannot serve is an input error."));
+                     "`collectives.algorithm`; a group the algorithm cannot serve is an input error (broadcast "
+                     "and reduce run on rings only, as in NCCL)."));
   t.push_back(choice("cluster.collective_protocol", {"auto", "ll", "ll128", "simple"}, "auto",
                      "Run every collective with this protocol; `auto`: the library's choice. Overrides the "
                      "topology's `collectives.protocol`."));
@@ -293,10 +294,21 @@ std::vector<OptionSpec> build() {
                   "tokens (and their backward while the combine gradient returns), as "
                   "Megatron-Core's moe_shared_expert_overlap."));
 
-  t.push_back(section("workload", D::none, "A recorded execution graph to replay instead of a model."));
-  t.push_back(opt("workload.trace", T::path, "", D::required, "",
+  t.push_back(section("workload", D::none, "A recorded workload to replay instead of a model (docs/traces.md): exactly one of "
+                                            "trace, chakra and kineto."));
+  t.push_back(opt("workload.trace", T::path, "", D::none, "",
                   "Execution-graph JSON (docs/execution-graph.md), relative to this file, else the "
                   "current directory, else the project root."));
+  t.push_back(opt("workload.chakra", T::path, "", D::none, "",
+                  "MLCommons Chakra execution traces: a directory of one file per rank (NAME.RANK.et, "
+                  "protobuf, or NAME.RANK.json, chakra_jsonizer's output), or one such file (docs/traces.md)."));
+  t.push_back(opt("workload.kineto", T::path, "", D::none, "",
+                  "PyTorch profiler (Kineto) Chrome-trace JSON: one file, or a directory of one per rank "
+                  "(docs/traces.md)."));
+  t.push_back(opt("workload.retime", T::boolean, "", D::value, "false",
+                  "Time the trace's compute nodes from their FLOPs, bytes and shapes on this cluster's "
+                  "device instead of their recorded durations, where the trace has them (`--retime`); the "
+                  "report counts how each node was treated."));
 
   t.push_back(opt("validation", T::map, "", D::none, "",
                   "Free-form map for validation tests (expected figures); the loader ignores it."));

@@ -14,7 +14,8 @@ namespace {
 
 constexpr net::CollectiveOp kOps[] = {net::CollectiveOp::all_reduce, net::CollectiveOp::reduce_scatter,
                                       net::CollectiveOp::all_gather, net::CollectiveOp::all_to_all,
-                                      net::CollectiveOp::send_recv};
+                                      net::CollectiveOp::send_recv, net::CollectiveOp::broadcast,
+                                      net::CollectiveOp::reduce};
 constexpr net::FabricLevel kLevels[] = {net::FabricLevel::intra_node, net::FabricLevel::inter_node};
 
 /// The value of `all` whose key(value) is written at `n`; else the reader's choice error.

@@ -86,7 +86,12 @@ std::vector<std::pair<std::string, std::string>> effective_config(const plan::Ex
       put("model.moe.imbalance", num(m->moe.imbalance));
     }
   } else {
-    put("workload.trace", recorded_path(e.workload.trace_file));
+    const auto f = e.workload.trace_format;
+    put(f == workload::TraceFormat::chakra   ? "workload.chakra"
+        : f == workload::TraceFormat::kineto ? "workload.kineto"
+                                             : "workload.trace",
+        recorded_path(e.workload.trace_file));
+    put("workload.retime", e.workload.retime ? "true" : "false");
   }
   const auto& c = e.cluster;
   put("cluster.topology", c.topology.name);

@@ -126,6 +126,36 @@ analysis::Provenance provenance_from_json(const Json& j) {
   return p;
 }
 
+// report.json `trace` (docs/traces.md): what a replayed Chakra or Kineto trace held and how each
+// node was treated, and the step as recorded against the simulated one. Counts, not figures of
+// the step, so not in the field table.
+Json trace_json(const workload::TraceImportSummary& t, double step_s) {
+  Json j;
+  j["format"] = workload::to_string(t.format);
+  j["path"] = t.path;
+  j["rank_files"] = t.rank_files;
+  j["distinct_files"] = t.distinct_files;
+  j["ranks"] = t.ranks;
+  j["replicated_ranks"] = t.replicated_ranks;
+  j["nodes"] = t.nodes;
+  auto tally = [](const workload::NodeTally& n) {
+    Json o = Json::object();
+    for (const auto& [what, count] : n.counts) o[what] = count;
+    return o;
+  };
+  j["compute"] = tally(t.compute);
+  j["communication"] = tally(t.communication);
+  j["other"] = tally(t.other);
+  if (t.recorded_step) {
+    j["recorded_step_s"] = number(t.recorded_step->value());
+    j["simulated_vs_recorded"] = t.recorded_step->value() > 0 ? number(step_s / t.recorded_step->value() - 1) : Json(nullptr);
+  } else {
+    j["recorded_step_s"] = nullptr;
+    j["simulated_vs_recorded"] = nullptr;
+  }
+  return j;
+}
+
 }  // namespace
 
 Json report_json(const analysis::RunReport& r, bool include_volatile) {
@@ -139,6 +169,7 @@ Json report_json(const analysis::RunReport& r, bool include_volatile) {
       continue;
     at_path(j, f.key) = to_json(field_value({&f, nullptr}, r));
   }
+  if (r.trace) j["trace"] = trace_json(*r.trace, r.step_time.value());
   if (!r.provenance.empty()) j["provenance"] = provenance_json(r.provenance);
   return j;
 }

@@ -74,6 +74,13 @@ std::string format_summary(const analysis::RunReport& r) {
   }
 
   row("step time", duration(r.step_time));
+  if (r.trace && r.trace->recorded_step) {
+    // The replay check (docs/traces.md): the trace's own step against the simulated one.
+    const double rec = r.trace->recorded_step->value();
+    row("recorded step", rec > 0 ? fmt::format("{} in the trace: simulated {:+.1f} %", duration(*r.trace->recorded_step),
+                                               100 * (r.step_time.value() / rec - 1))
+                                 : duration(*r.trace->recorded_step));
+  }
   row("tokens/s", r.tokens_per_s ? si(*r.tokens_per_s, "tokens/s") : kUnknown);
   row("TFLOP/s per GPU",
       fmt::format("{} model, {:.1f} hardware (peak {:.1f})", or_unknown(r.model_tflops_per_gpu, "{:.1f}"), r.hardware_tflops_per_gpu,
@@ -121,6 +128,19 @@ std::string format_summary(const analysis::RunReport& r) {
   if (const auto& v = r.variability; v.modeled)
     out += fmt::format("  (devices vary: speed spread {:.3g}, kernel jitter {:.3g}, seed {}; slowest device {} at {:.4g}x)\n",
                        v.gpu_speed_spread, v.kernel_jitter, v.seed, v.slowest_device, v.slowest_device_factor);
+
+  if (const auto& t = r.trace) {
+    out += fmt::format("\n  {} trace: {} rank file{} ({} distinct) for {} ranks{}, {} nodes\n", workload::to_string(t->format),
+                       t->rank_files, t->rank_files == 1 ? "" : "s", t->distinct_files, t->ranks,
+                       t->replicated_ranks ? fmt::format(" ({} replicated from symmetric ranks)", t->replicated_ranks) : "",
+                       t->nodes);
+    auto tally = [&](const char* what, const workload::NodeTally& n) {
+      for (const auto& [how, count] : n.counts) out += fmt::format("    {:<14}{:>9}  {}\n", what, count, how);
+    };
+    tally("compute", t->compute);
+    tally("communication", t->communication);
+    tally("other", t->other);
+  }
 
   if (r.power.modeled) {
     const auto& p = r.power;

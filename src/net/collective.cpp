@@ -35,6 +35,7 @@ struct Shape {
   double intra_route = 0;
   double inter_route = 0;
   int nodes = 1;
+  bool chained = false;   // a chain from one source even if its algorithm is a ring (broadcast, reduce)
 };
 
 /// Every algorithm valid for this group (not yet filtered by the library or the tuning), in enum
@@ -70,6 +71,22 @@ std::vector<Shape> shapes(CollectiveOp op, std::span<const DeviceId> m, double n
     const bool across = topo.node_of(m[0]) != topo.node_of(m[1]);
     if (want(Algorithm::p2p))
       add(Algorithm::p2p, across ? 0 : 1, across ? 1 : 0, [&](loads::PhaseBuilder& b) { b.add_route(m[0], m[1], n); });
+    return out;
+  }
+  if (op == CollectiveOp::broadcast || op == CollectiveOp::reduce) {
+    // NCCL runs both on rings only (src/graph/tuning.cc skips every other algorithm for
+    // ncclFuncBroadcast / ncclFuncReduce; src/device/broadcast.h, reduce.h): a chain along each
+    // channel's ring from the root (broadcast) or to it (reduce), every chain edge carrying the
+    // channel's share of the whole buffer once (the channels split the buffer, ncclCollCbdPart).
+    // The chain's p - 1 hops are its steps, nodes - 1 of them across nodes as for the ring's
+    // all-gather. NCCL's own latency counts one hop (all channels alike) or nRanks hops of the
+    // tree's Simple latency; inflect counts the hops the first chunk crosses.
+    if (want(Algorithm::ring)) {
+      const int inter = l.nodes - 1;
+      const loads::RingCut cut{m[0], op == CollectiveOp::broadcast};
+      add(Algorithm::ring, p - 1 - inter, inter, [&](loads::PhaseBuilder& b) { loads::ring(b, l, m, n, topo, cut); });
+      out.back().chained = true;
+    }
     return out;
   }
   if (op == CollectiveOp::all_to_all) {
@@ -139,8 +156,10 @@ std::optional<CollectiveCostModel::Line> priced(const Shape& shape, Protocol pr,
   // source (trees, chains, the switch's reduce-then-multicast, a send through the NICs). A ring
   // has none: every rank sends its own slice from the first step, so every link is busy from
   // the start and only the steps' latency shows (NCCL's model, base + steps x latency + bytes/bw).
-  const bool chained = shape.algorithm != Algorithm::ring && shape.algorithm != Algorithm::direct &&
-                       shape.algorithm != Algorithm::pairwise;
+  // A broadcast or reduce is such a chain even on a ring: its chunks leave the root one after the
+  // other and cross the p - 1 hops in turn.
+  const bool chained = shape.chained || (shape.algorithm != Algorithm::ring && shape.algorithm != Algorithm::direct &&
+                                         shape.algorithm != Algorithm::pairwise);
   line.pipelined = cost->pipelined && chained;
 
   if (shape.algorithm == Algorithm::tree) {
@@ -177,13 +196,18 @@ Choices choices(CollectiveOp op, std::span<const DeviceId> m, double n, const To
     const CollectiveLibrary& lib = topo.spec().collectives.library;
     throw core::Error(core::ErrorKind::input,
                       fmt::format("no collective algorithm can run {} over {} devices ({} node(s)) here{}{} (library "
-                                  "'{}'){}; algorithms: {}; protocols: {}",
+                                  "'{}'){}{}; algorithms: {}; protocols: {}",
                                   to_string(op), m.size(), loads::layout_of(m, topo).nodes,
                                   only ? fmt::format(" with algorithm {}", to_string(*only)) : "",
                                   proto ? fmt::format(" with protocol {}", to_string(*proto)) : "", lib.name,
                                   only || proto ? "; the choice was forced by cluster.collective_algorithm / "
                                                   "collective_protocol or the topology's collectives section"
                                                 : "",
+                                  // NCCL_ALGO without ring fails these too ("No algorithm/protocol
+                                  // available", ncclInvalidUsage: src/enqueue.cc topoGetAlgoInfo).
+                                  op == CollectiveOp::broadcast || op == CollectiveOp::reduce
+                                      ? fmt::format(" ({} runs on rings only, as in NCCL)", to_string(op))
+                                      : "",
                                   algorithm_names(), protocol_names()));
   }
   return out;
@@ -211,6 +235,8 @@ const char* to_string(CollectiveOp op) {
     case CollectiveOp::all_gather: return "all-gather";
     case CollectiveOp::all_to_all: return "all-to-all";
     case CollectiveOp::send_recv: return "send/recv";
+    case CollectiveOp::broadcast: return "broadcast";
+    case CollectiveOp::reduce: return "reduce";
   }
   return "?";
 }
@@ -222,7 +248,9 @@ double busbw_factor(CollectiveOp op, int p) {
     case CollectiveOp::reduce_scatter:
     case CollectiveOp::all_gather:
     case CollectiveOp::all_to_all: return (n - 1) / n;
-    case CollectiveOp::send_recv: return 1;
+    case CollectiveOp::send_recv:
+    case CollectiveOp::broadcast:
+    case CollectiveOp::reduce: return 1;
   }
   return 1;
 }

@@ -118,8 +118,13 @@ std::vector<std::vector<int>> ring_orders(const Topology& topo, int k) {
   return out;
 }
 
-void ring(PhaseBuilder& b, const Layout& l, std::span<const DeviceId> members, double per_edge, const Topology& topo) {
+void ring(PhaseBuilder& b, const Layout& l, std::span<const DeviceId> members, double per_edge, const Topology& topo,
+          std::optional<RingCut> cut) {
   const std::size_t p = members.size();
+  // An edge of a channel's ring, from -> to: its bytes, unless it is the cut one.
+  const auto edge = [&](DeviceId from, DeviceId to, double bytes) {
+    if (!cut || !cut->cuts(from, to)) b.add_route(from, to, bytes);
+  };
   if (l.nodes == 1) {
     // One node: on a switch one ring loads every port alike; on a mesh, several rings share the
     // bytes so that each crosses its own links.
@@ -127,12 +132,12 @@ void ring(PhaseBuilder& b, const Layout& l, std::span<const DeviceId> members, d
     const double share = per_edge / static_cast<double>(orders.size());
     for (const auto& o : orders)
       for (std::size_t i = 0; i < p; ++i)
-        b.add_route(members[static_cast<std::size_t>(o[i])], members[static_cast<std::size_t>(o[(i + 1) % p])], share);
+        edge(members[static_cast<std::size_t>(o[i])], members[static_cast<std::size_t>(o[(i + 1) % p])], share);
     return;
   }
   if (!l.uniform || l.per_node < 2) {
     // One member per node (or an uneven group): one ring in group order, each hop on its rail.
-    for (std::size_t i = 0; i < p; ++i) b.add_route(members[i], members[(i + 1) % p], per_edge);
+    for (std::size_t i = 0; i < p; ++i) edge(members[i], members[(i + 1) % p], per_edge);
     return;
   }
   // One channel per rail c (and per ring order on a mesh): each node's members from the rail's
@@ -149,9 +154,13 @@ void ring(PhaseBuilder& b, const Layout& l, std::span<const DeviceId> members, d
       const int c = o[static_cast<std::size_t>(start)];  // the rail this channel crosses on
       const auto pos = [&](int j) { return o[static_cast<std::size_t>((start + j) % k)]; };
       for (int node = 0; node < l.nodes; ++node) {
-        for (int j = 0; j + 1 < k; ++j) b.add_route(at(node, pos(j)), at(node, pos(j + 1)), share);
-        b.add_route(at(node, pos(k - 1)), at(node, c), share);        // to the rail's device
-        b.add_route(at(node, c), at((node + 1) % l.nodes, c), share);  // across, on rail c
+        for (int j = 0; j + 1 < k; ++j) edge(at(node, pos(j)), at(node, pos(j + 1)), share);
+        // The ring's edge to the next node, pos(k-1) -> (node+1, c), in two routes: to the rail's
+        // device, then across on rail c. A cut on that edge takes both.
+        const DeviceId from = at(node, pos(k - 1)), to = at((node + 1) % l.nodes, c);
+        if (cut && cut->cuts(from, to)) continue;
+        b.add_route(from, at(node, c), share);  // to the rail's device (nothing when it is the last)
+        b.add_route(at(node, c), to, share);    // across, on rail c
       }
     }
 }

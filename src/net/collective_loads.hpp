@@ -1,6 +1,7 @@
 #pragma once
 // The bytes each collective algorithm puts on the links, for one collective (collective.hpp's
 // header says what each algorithm moves). Private to the net layer.
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -47,8 +48,19 @@ Layout layout_of(std::span<const DeviceId> members, const Topology& topo);
 /// (every link but a perfect matching); on a partial mesh, rings of every stride coprime with k.
 std::vector<std::vector<int>> ring_orders(const Topology& topo, int k);
 
-/// Rings carrying `per_edge` bytes on every edge in total, spread over channels (see collective.hpp).
-void ring(PhaseBuilder& b, const Layout& l, std::span<const DeviceId> members, double per_edge, const Topology& topo);
+/// A rooted collective's chain along a ring (NCCL's broadcast and reduce): the ring without the
+/// edge into the root (a broadcast starts there) or out of it (a reduce ends there). In a channel
+/// whose edge crosses nodes through PXN, both of its routes are left out.
+struct RingCut {
+  DeviceId root = 0;
+  bool into = true;  // true: the edge whose destination is the root; false: whose source is
+  bool cuts(DeviceId from, DeviceId to) const { return into ? to == root : from == root; }
+};
+
+/// Rings carrying `per_edge` bytes on every edge in total, spread over channels (see collective.hpp);
+/// with a cut, every edge but the cut one of each channel's ring.
+void ring(PhaseBuilder& b, const Layout& l, std::span<const DeviceId> members, double per_edge, const Topology& topo,
+          std::optional<RingCut> cut = std::nullopt);
 /// Double binary trees across nodes, chains inside them: all-reduce of n bytes.
 void tree(PhaseBuilder& b, const Layout& l, double n);
 /// NVLS inside each node of the layout: n (k+1)/k each way per port, times `scale`.

@@ -12,6 +12,8 @@ net::CollectiveOp to_net(workload::CollectiveKind k) {
     case workload::CollectiveKind::all_gather: return net::CollectiveOp::all_gather;
     case workload::CollectiveKind::all_to_all: return net::CollectiveOp::all_to_all;
     case workload::CollectiveKind::send_recv: return net::CollectiveOp::send_recv;
+    case workload::CollectiveKind::broadcast: return net::CollectiveOp::broadcast;
+    case workload::CollectiveKind::reduce: return net::CollectiveOp::reduce;
   }
   return net::CollectiveOp::all_reduce;
 }

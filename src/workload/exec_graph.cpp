@@ -25,6 +25,8 @@ const char* to_string(CollectiveKind k) {
     case CollectiveKind::all_gather: return "all_gather";
     case CollectiveKind::all_to_all: return "all_to_all";
     case CollectiveKind::send_recv: return "send_recv";
+    case CollectiveKind::broadcast: return "broadcast";
+    case CollectiveKind::reduce: return "reduce";
   }
   return "?";
 }

@@ -29,8 +29,9 @@ const std::vector<std::string> kMetaKeys = {"memory_peak_bytes", "micro_batches"
                                             "tokens_per_step"};
 const std::vector<std::string> kClassNames = {"gemm", "attention", "memory", "attention_backward"};
 const std::vector<std::string> kPrecisionNames = {"fp32", "tf32", "bf16", "fp16", "fp8"};
+// In CollectiveKind's order: the reader casts the index.
 const std::vector<std::string> kKindNames = {"all_reduce", "reduce_scatter", "all_gather", "all_to_all",
-                                             "send_recv"};
+                                             "send_recv", "broadcast", "reduce"};
 const std::vector<std::string> kDimNames = {"dp", "tp", "pp", "cp", "ep"};
 // Bounds on a graph's figures, far past any real model and device but short of what would make
 // simulated time (int64 ps, 106 days) or the report's figures overflow. Llama 3 405B ("The Llama 3
@@ -463,13 +464,45 @@ ExecutionGraph graph_from_json(const std::string& text, const std::string& file)
   const json& ops = r.array(doc["ops"], "ops");
   if (ops.size() > std::numeric_limits<OpId>::max()) r.fail("ops", "too many ops for 32-bit op ids");
   std::vector<OpId> deps;
+  // When each rank's ops are contiguous (inflect writes them so), a rank that copies an earlier
+  // one is stored as its replica (ExecutionGraph::end_rank), as the compiler and the trace
+  // importers store them: a full-fidelity graph replays from its rank classes. File ids then map
+  // to stored ones through the rank's start.
+  bool contiguous = true;
+  {
+    std::set<std::int64_t> ended;
+    std::int64_t current = -1;
+    for (const json& oj : ops) {
+      if (!oj.is_array() || oj.empty() || !oj[0].is_number_integer()) {
+        contiguous = false;
+        break;
+      }
+      const auto rk = oj[0].get<std::int64_t>();
+      if (rk == current) continue;
+      if (current >= 0) ended.insert(current);
+      if (ended.count(rk)) {
+        contiguous = false;
+        break;
+      }
+      current = rk;
+    }
+  }
+  const std::set<RankId> simulated_set(g.simulated_ranks().begin(), g.simulated_ranks().end());
+  std::size_t run_start = 0;  // the current rank's first op, in the file
+  OpId run_base = 0;          // and its id in the graph
   for (std::size_t i = 0; i < ops.size(); ++i) {
     std::string path = fmt::format("ops[{}]", i);
     const json& oj = r.array(ops[i], path);
+    if (contiguous && i > 0 && oj[0] != ops[i - 1][0]) {
+      (void)g.end_rank(static_cast<RankId>(ops[i - 1][0].get<std::int64_t>()));
+      run_start = i;
+      run_base = static_cast<OpId>(g.ops().size());
+    }
     if (oj.size() < kOpFixedFields)
       r.fail(path, fmt::format("expected at least {} fields (rank, stream, type, payload, phase, layer, "
                                "micro_batch, deps...), got {}", kOpFixedFields, oj.size()));
     auto rank = static_cast<RankId>(r.integer(oj[0], path + ".rank", 0, total - 1));
+    if (!simulated_set.count(rank)) r.fail(path + ".rank", fmt::format("rank {} is not simulated (not in simulated_ranks)", rank));
     auto stream = static_cast<std::uint8_t>(
         r.integer(oj[1], path + ".stream", 0, static_cast<std::int64_t>(g.stream_names().size()) - 1));
     auto type = static_cast<OpType>(r.integer(oj[2], path + ".type (0 compute, 1 collective)", 0, 1));
@@ -488,10 +521,19 @@ ExecutionGraph graph_from_json(const std::string& text, const std::string& file)
     for (std::size_t j = kOpFixedFields; j < oj.size(); ++j) {
       std::string dp = fmt::format("{}.deps[{}]", path, j - kOpFixedFields);
       if (i == 0) r.fail(dp, "the first op cannot have deps");
-      deps.push_back(static_cast<OpId>(r.integer(oj[j], dp + " (an earlier op)", 0, static_cast<std::int64_t>(i) - 1)));
+      const auto d = static_cast<OpId>(r.integer(oj[j], dp + " (an earlier op)", 0, static_cast<std::int64_t>(i) - 1));
+      if (!contiguous) {
+        deps.push_back(d);
+        continue;
+      }
+      if (d < run_start)
+        r.fail(dp, fmt::format("op {} (rank {}) depends on op {} of rank {}: cross-rank order goes through collectives", i, rank, d,
+                               ops[d][0].dump()));
+      deps.push_back(run_base + static_cast<OpId>(d - run_start));
     }
     g.add_op(rank, stream, type, payload, phase, layer, mb, deps);
   }
+  if (contiguous && !ops.empty()) (void)g.end_rank(static_cast<RankId>(ops.back()[0].get<std::int64_t>()));
 
   try {
     g.validate();

@@ -10,7 +10,6 @@
 #include <set>
 
 #include "inflect/core/error.hpp"
-#include "inflect/workload/kineto_import.hpp"
 #include "inflect/workload/trace_builder.hpp"
 #include "workload/importers.hpp"
 #include "workload/kineto_rank.hpp"
@@ -238,7 +237,7 @@ ImportedTrace import_kineto(const std::string& path, const TraceImportOptions& o
   return import_traces(traces, path, options);
 }
 
-ImportedTrace import_kineto_text(std::string_view text, const std::string& name, const TraceImportOptions& options) {
+ImportedTrace import_kineto_text(const std::string& name, const std::string& text, const TraceImportOptions& options) {
   std::vector<Trace> traces;
   traces.push_back(kineto::parse_trace(text, name));
   return import_traces(traces, name, options);

@@ -112,9 +112,11 @@ CollectiveCall collective_call(const Trace& t, const Event& k, const CollectiveM
   else if (has(name, "reduce_scatter") || has(name, "reducescatter")) c.kind = CollectiveKind::reduce_scatter;
   else if (has(name, "alltoall") || has(name, "all_to_all")) c.kind = CollectiveKind::all_to_all;
   else if (name == "send" || name == "recv") c.kind = CollectiveKind::send_recv, p2p = true;
-  else if (has(name, "broadcast") || has(name, "reduce") || has(name, "gather") || has(name, "scatter"))
-    fail(t, k, fmt::format("collective '{}' is not one inflect models yet (all_reduce, all_gather, reduce_scatter, "
-                           "all_to_all, send/recv); broadcast and reduce are being added",
+  else if (has(name, "broadcast")) c.kind = CollectiveKind::broadcast;
+  else if (name == "reduce" || name == "_reduce_oop") c.kind = CollectiveKind::reduce;
+  else if (has(name, "gather") || has(name, "scatter"))
+    fail(t, k, fmt::format("collective '{}' is not one inflect models (NCCL has no gather or scatter: PyTorch runs them as "
+                           "sends and receives)",
                            m.collective));
   else
     fail(t, k, m.collective.empty() ? std::string("an NCCL kernel whose metadata has no 'Collective name'")
@@ -166,7 +168,7 @@ CollectiveCall collective_call(const Trace& t, const Event& k, const CollectiveM
       fail(t, k, fmt::format("collective on process group [{}], which does not hold this rank ({})", fmt::join(group, ", "), rank));
     call.members = group;
     // nccl-tests' sizes (exec_graph.hpp): all_gather the whole gathered buffer, the others the
-    // buffer each rank sends.
+    // buffer each rank sends (broadcast and reduce: the buffer).
     elems = c.kind == CollectiveKind::all_gather ? out : in;
   }
   if (elems < 0) fail(t, k, fmt::format("collective without '{}'", c.kind == CollectiveKind::all_gather ? "Out msg nelems" : "In msg nelems"));

@@ -40,8 +40,9 @@ struct CollectiveCall {
 
 /// The collective an NCCL kernel `k` of rank `rank` runs, from metadata `m` (the kernel's or its
 /// record_param_comms op's). Errors name the event: an unknown collective or dtype, a group that
-/// does not hold the rank or reaches past the job, no ranks, a size past the bounds, a
-/// broadcast/reduce (not modeled yet).
+/// does not hold the rank or reaches past the job, no ranks, a size past the bounds, a gather or
+/// scatter (NCCL has none). Broadcast and reduce are rooted at the group's first rank, as
+/// CollectiveKind's are: PyTorch records no root.
 CollectiveCall collective_call(const Trace& t, const Event& k, const CollectiveMeta& m, RankId rank, int world,
                                TraceGraphBuilder& b);
 

@@ -213,8 +213,23 @@ void RankBuilder::gpu_ops() {
       if (!fresh && t_.events[it->second].dur < e.dur) it->second = ei;
     }
   }
+  // The stream with the most compute-kernel time is named "compute": the engine's breakdown reads
+  // the stream of that name (its busy time is compute, its waits on collectives exposed
+  // communication), as the compiler and the Chakra import name theirs. The others keep their CUDA
+  // stream's number.
+  std::int64_t compute_stream = -1, most = -1;
+  for (const auto& [id, s] : streams_) {
+    std::int64_t busy = 0;
+    for (std::uint32_t ei : s.ops) {
+      const Event& e = t_.events[ei];
+      if (e.cat == Cat::kernel && !is_nccl_kernel(short_kernel_name(t_.name(e)))) busy += e.dur;
+    }
+    if (busy > most) most = busy, compute_stream = id;
+  }
+  if (compute_stream >= 0)
+    out_.other.add(fmt::format("stream {} named 'compute' (the most kernel time; the breakdown reads it)", compute_stream));
   for (auto& [id, s] : streams_) {
-    const std::uint8_t sid = stream(fmt::format("stream {}", id));
+    const std::uint8_t sid = stream(id == compute_stream ? std::string("compute") : fmt::format("stream {}", id));
     std::int64_t latest = 0;
     for (std::uint32_t& ei : s.ops) {
       const Event& e = t_.events[ei];

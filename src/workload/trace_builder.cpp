@@ -39,6 +39,12 @@ void RankTrace::add(const TraceOp& op, std::span<const std::uint32_t> deps, std:
   labels_.push_back(std::move(label));
 }
 
+void RankTrace::add(const TraceOp& op, std::span<const std::uint32_t> deps) {
+  ops_.push_back(op);
+  deps_.insert(deps_.end(), deps.begin(), deps.end());
+  dep_begin_.push_back(static_cast<std::uint32_t>(deps_.size()));
+}
+
 std::span<const std::uint32_t> RankTrace::deps(std::size_t i) const {
   return {deps_.data() + dep_begin_[i], dep_begin_[i + 1] - dep_begin_[i]};
 }
@@ -154,6 +160,29 @@ bool TraceGraphBuilder::add_rank(RankId r, const RankTrace& t, const std::string
     g_.add_op(r, op.stream, op.type, op.payload, op.phase, op.layer, op.micro_batch, deps);
   }
   return g_.end_rank(r);
+}
+
+bool TraceGraphBuilder::add_copy(RankId r, RankId of) {
+  for (std::uint32_t k = 0; k < g_.kept_ranks().size(); ++k)
+    if (g_.kept_ranks()[k].rank == of) {
+      for (std::uint32_t c : g_.kept_ranks()[k].colls)
+        if (!is_member(c, r)) return false;
+      g_.add_replica(r, k, g_.kept_ranks()[k].colls);
+      return true;
+    }
+  for (const Replica& rep : g_.replicas())
+    if (rep.rank == of) {
+      for (std::uint32_t c : rep.colls)
+        if (!is_member(c, r)) return false;
+      g_.add_replica(r, rep.kept, rep.colls);
+      return true;
+    }
+  return false;
+}
+
+bool TraceGraphBuilder::is_member(std::uint32_t collective, RankId r) const {
+  const auto& m = g_.groups()[g_.collectives()[collective].group].members;
+  return std::find(m.begin(), m.end(), r) != m.end();
 }
 
 ExecutionGraph TraceGraphBuilder::finish(int total_ranks, std::string name) {

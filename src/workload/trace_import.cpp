@@ -44,6 +44,19 @@ std::vector<std::string> trace_files(TraceFormat format, const std::string& path
   return {path};
 }
 
+ImportedTrace import_trace_text(TraceFormat format, const std::string& name, const std::string& text,
+                                const TraceImportOptions& options) {
+  switch (format) {
+    case TraceFormat::chakra: return import_chakra_text(name, text, options);
+    case TraceFormat::kineto: return import_kineto_text(name, text, options);
+    case TraceFormat::graph_json: break;
+  }
+  ImportedTrace t{graph_from_json(text, name), {}};
+  t.summary.format = format;
+  t.summary.path = name;
+  return t;
+}
+
 ImportedTrace import_trace(TraceFormat format, const std::string& path, const TraceImportOptions& options) {
   switch (format) {
     case TraceFormat::chakra: return import_chakra(path, options);

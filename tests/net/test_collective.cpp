@@ -517,7 +517,8 @@ TEST_CASE("collective: the cost model is the lowest line and equals lowering at 
   Topology topo(nvswitch(), 64);
   const std::vector<std::vector<DeviceId>> groups = {iota(64, 8), iota(16), iota(8), iota(2, 8)};
   for (const auto& g : groups)
-    for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather, CollectiveOp::all_to_all}) {
+    for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather, CollectiveOp::all_to_all,
+                            CollectiveOp::broadcast, CollectiveOp::reduce}) {
       const CollectiveCostModel model = collective_cost_model(op, g, topo);
       CHECK(!model.lines.empty());
       for (double n : {1.0, 8192.0, 1e6, 3.3e7, kGiB, 20 * kGiB}) {
@@ -592,7 +593,8 @@ TEST_CASE("collective property: the algorithm and protocol chosen are the least 
   int compared = 0;
   for (const Case& c : property_cases()) {
     Topology topo(c.spec, c.nodes);
-    for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather, CollectiveOp::all_to_all})
+    for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather, CollectiveOp::all_to_all,
+                            CollectiveOp::broadcast, CollectiveOp::reduce})
       for (double n = 8; n <= 16 * kGiB; n *= 16) {
         CAPTURE(c.name);
         CAPTURE(n);
@@ -625,7 +627,8 @@ TEST_CASE("collective property: more NIC or NVLink bandwidth never slows a colle
     TopologySpec port = c.spec;
     port.intra.port_bandwidth = port.intra.port_bandwidth * 1.5;
     Topology more_nic(nic, c.nodes), more_port(port, c.nodes);
-    for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather, CollectiveOp::all_to_all})
+    for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather, CollectiveOp::all_to_all,
+                            CollectiveOp::broadcast, CollectiveOp::reduce})
       for (double n = 8; n <= 16 * kGiB; n *= 8) {
         CAPTURE(c.name);
         CAPTURE(n);

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <string>
 #include <vector>
 
 #include "inflect/core/error.hpp"
@@ -251,4 +252,31 @@ TEST_CASE("a kernel overlapping its rank's transfer is slowed for exactly the ov
   CHECK(r.ranks[0].compute.count_ps() == 133'333'333);
   CHECK(r.ranks[0].interference.count_ps() == 33'333'333);
   CHECK(r.ranks[1].finish.count_ps() == 110'000'000);
+}
+
+TEST_CASE("a broadcast and a reduce take their chain's time: n over one port, not the ring all-reduce's 1.75 n") {
+  // 8 ranks of one node, 8e8 bytes on 100 GB/s ports, no latency (the toy rig): NCCL's ring chain
+  // from the root (members[0] = rank 3 here) puts n on the 7 edges it uses, so every loaded port
+  // carries 8e8 bytes: 8 ms; the reduce, the same chain towards the root, too. Back to back on one
+  // stream: 16 ms, each span reporting the ring.
+  ExecutionGraph g;
+  std::vector<workload::RankId> ranks{0, 1, 2, 3, 4, 5, 6, 7};
+  g.set_ranks(8, ranks, std::vector<std::uint32_t>(8, 1));
+  auto s = g.stream("dp");
+  auto grp = g.add_group(workload::Group{{3, 4, 5, 6, 7, 0, 1, 2}, {}});
+  auto bc = g.add_collective(workload::Collective{CollectiveKind::broadcast, ParallelDim::dp, grp, core::Bytes(8e8), "bcast"});
+  auto rd = g.add_collective(workload::Collective{CollectiveKind::reduce, ParallelDim::dp, grp, core::Bytes(8e8), "reduce"});
+  std::vector<OpId> none;
+  for (auto r : ranks) {
+    g.add_op(r, s, OpType::collective, bc, Phase::forward, -1, 0, none);
+    g.add_op(r, s, OpType::collective, rd, Phase::backward, -1, 0, none);
+  }
+  Rig rig(1);
+  Recorder rec;
+  sim::EngineOptions opt;
+  opt.observer = &rec;
+  auto r = sim::run_engine(g, rig.topo, rig.compute, opt);
+  CHECK(r.makespan.seconds() == doctest::Approx(16e-3).epsilon(1e-6));
+  REQUIRE(rec.spans.size() == 16);
+  for (const auto& sp : rec.spans) CHECK(std::string(sp.algorithm) == "ring");
 }

@@ -258,7 +258,7 @@ int check_coverage(const fs::path& root) {
     for (const auto& a : read_case(e.path()).args) named.insert(a);
   }
   int missing = 0;
-  for (const char* dir : {"workloads/examples", "workloads/validation", "workloads/scans", "workloads/search"}) {
+  for (const char* dir : {"workloads/examples", "workloads/validation", "workloads/scans", "workloads/search", "workloads/traces"}) {
     for (const auto& e : fs::recursive_directory_iterator(root / dir)) {
       if (e.path().extension() != ".yaml" || is_example_input(fs::relative(e.path(), root / dir))) continue;
       const std::string rel = fs::relative(e.path(), root).string();

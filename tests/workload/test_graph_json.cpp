@@ -86,9 +86,11 @@ TEST_CASE("graph JSON round trip is byte-identical") {
   std::string b = graph_to_json(back);
   CHECK(a == b);
   CHECK(back.name == g.name);
-  CHECK(back.ops().size() == 6);
-  CHECK(back.deps(5).size() == 2);
-  CHECK(back.deps(5)[1] == 4);
+  // rank 1 copies rank 0 (on the same group): stored as its replica, its ops ids 3-5
+  CHECK(back.op_count() == 6);
+  CHECK(back.replicas().size() == 1);
+  CHECK(back.op_deps(5).size() == 2);
+  CHECK(back.op_deps(5)[1] == 4);
   CHECK(back.kernels()[1].cost.flops.value() == 1.0 / 3.0);
   CHECK(back.kernels()[1].cost.precision == inflect::core::Precision::fp8);
   CHECK(back.groups()[0].mirrors[0] == std::vector<RankId>{2, 3});
@@ -194,4 +196,40 @@ TEST_CASE("every truncation of a graph file is an input error, never a crash") {
     }
   }
   CHECK(rejected == static_cast<int>(good.size()) - 2);
+}
+
+TEST_CASE("broadcast and reduce survive export and import, by name, bytes and root") {
+  // A trace's DDP parameter broadcast and a reduce (Chakra comm_type BROADCAST, REDUCE): written by
+  // the names to_string gives them, read back as the same kinds with the same bytes (an odd size,
+  // so all 17 digits must survive) and the same group order (members[0] is the root).
+  ExecutionGraph g = small_graph();
+  const GroupId rooted = g.add_group(Group{{1, 0}, {{3, 2}}});
+  Collective bc = g.collectives()[0];
+  bc.kind = CollectiveKind::broadcast;
+  bc.dim = ParallelDim::dp;
+  bc.group = rooted;
+  bc.bytes = inflect::core::Bytes(1e9 / 3.0);
+  bc.name = "ddp_param_broadcast";
+  Collective rd = bc;
+  rd.kind = CollectiveKind::reduce;
+  rd.name = "reduce_to_root";
+  rd.then.push_back(CollectivePart{CollectiveKind::broadcast, inflect::core::Bytes(4096), "bcast_back"});
+  g.add_collective(bc);
+  g.add_collective(rd);
+  CHECK(std::string(to_string(CollectiveKind::broadcast)) == "broadcast");
+  CHECK(std::string(to_string(CollectiveKind::reduce)) == "reduce");
+  const std::string text = graph_to_json(g);
+  CHECK(text.find("[\"ddp_param_broadcast\",\"broadcast\",\"dp\"") != std::string::npos);
+  CHECK(text.find("[\"reduce_to_root\",\"reduce\",\"dp\"") != std::string::npos);
+  const ExecutionGraph back = graph_from_json(text, "rooted.json");
+  REQUIRE(back.collectives().size() == 3);
+  CHECK(back.collectives()[1].kind == CollectiveKind::broadcast);
+  CHECK(back.collectives()[1].bytes.value() == 1e9 / 3.0);
+  CHECK(same_call(back.collectives()[1], bc));
+  CHECK(back.collectives()[2].kind == CollectiveKind::reduce);
+  CHECK(same_call(back.collectives()[2], rd));
+  CHECK(back.groups()[rooted].members == std::vector<RankId>{1, 0});
+  CHECK(graph_to_json(back) == text);
+  // An unknown kind still names every allowed one, the new ones included.
+  expect_input_error(replace(text, "\"reduce_to_root\",\"reduce\"", "\"reduce_to_root\",\"gather\""), "broadcast, reduce");
 }

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "inflect/workload/trace_import.hpp"
 #include "inflect/core/units.hpp"
 
 namespace inflect::analysis {
@@ -176,6 +177,10 @@ struct RunReport {
   ThermalReport thermal;
   VariabilityReport variability;
   std::vector<StepRecord> steps;  // every simulated step, first to last
+  /// A replayed Chakra or Kineto trace: what was read and how each node was treated, and the
+  /// step as recorded against the simulated one (report.json `trace`, docs/traces.md). None for a
+  /// model or an execution graph JSON.
+  std::optional<workload::TraceImportSummary> trace;
   SimulatorStats simulator;
   Provenance provenance;
 };

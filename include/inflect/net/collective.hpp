@@ -7,7 +7,10 @@
 //             NVLink first, as NCCL's PXN does), one channel per rail so that every NIC carries
 //             1/k of the traffic; on a full mesh, Walecki's edge-disjoint Hamiltonian cycles both
 //             ways (all links but a perfect matching), on a partial mesh rings of several strides.
-//             All-reduce 2(p-1)/p n per ring edge; RS/AG (p-1)/p S.
+//             All-reduce 2(p-1)/p n per ring edge; RS/AG (p-1)/p S. Broadcast and reduce (NCCL runs
+//             them on rings only): a chain along each channel's ring from the root (broadcast) or to
+//             it (reduce), n on every ring edge but the one into (out of) the root; p - 1 steps and,
+//             being a chain from one source, a pipeline fill under Simple.
 //   tree      NCCL's double binary tree across nodes (two trees, half the data each, one channel per
 //             rail), a chain through each node's members: n up and n down per chain edge.
 //   nvls      the NVSwitch reduces: each device sends n and its reduced n/k share, and receives
@@ -28,7 +31,7 @@
 // library and the tuning, the lowering picks the one with the least time (NCCL's tuning model does
 // the same with its own figures); ties go to the order of the Algorithm and Protocol enums.
 // Bus bandwidth follows nccl-tests: busbw = algbw * factor (all-reduce 2(p-1)/p; RS, AG, all-to-all
-// (p-1)/p).
+// (p-1)/p; send/recv, broadcast, reduce 1).
 #include <optional>
 #include <span>
 #include <string>
@@ -78,7 +81,9 @@ struct CollectiveTuning {
 
 /// Lowers a collective over `members` (device ids, the group's order) moving `bytes` with
 /// nccl-tests' meaning of size (all-reduce: the buffer; RS/AG: the whole gathered buffer S;
-/// all-to-all: each rank's send buffer; send_recv: the message, members[0] -> members[1]).
+/// all-to-all: each rank's send buffer; send_recv: the message, members[0] -> members[1];
+/// broadcast and reduce: the buffer n, the root being members[0] — it sends n to every other
+/// member, or receives the sum of every member's n).
 /// The library is the topology's (TopologySpec::collectives).
 LoweredCollective lower_collective(CollectiveOp op, std::span<const DeviceId> members, core::Bytes bytes,
                                    const Topology& topo, const CollectiveTuning& tuning = {});

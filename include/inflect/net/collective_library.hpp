@@ -27,7 +27,8 @@ namespace inflect::net {
 
 /// NCCL's algorithms, and the full-mesh exchange RCCL runs on Infinity Fabric.
 enum class Algorithm : unsigned char {
-  ring,       // rings through every member, one per channel, rail-aligned across nodes
+  ring,       // rings through every member, one per channel, rail-aligned across nodes (broadcast and
+              // reduce: a chain from / to the root along each ring)
   tree,       // double binary tree across nodes, a chain inside each node (all-reduce)
   nvls,       // NVLink SHARP: the reduction in the NVSwitch (all-reduce, one node)
   nvls_tree,  // NVLS inside each node, trees across nodes between same-rail devices (all-reduce)
@@ -42,7 +43,9 @@ inline constexpr int kAlgorithms = 9;
 enum class Protocol : unsigned char { ll, ll128, simple };
 inline constexpr int kProtocols = 3;
 
-enum class CollectiveOp : unsigned char { all_reduce, reduce_scatter, all_gather, all_to_all, send_recv };
+/// broadcast and reduce are rooted at the group's members[0] (net/collective.hpp); NCCL runs them on
+/// rings only.
+enum class CollectiveOp : unsigned char { all_reduce, reduce_scatter, all_gather, all_to_all, send_recv, broadcast, reduce };
 
 /// Where a group's members are: all in one node, or across nodes.
 enum class FabricLevel : unsigned char { intra_node, inter_node };

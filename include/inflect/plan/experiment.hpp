@@ -14,6 +14,7 @@
 #include "inflect/plan/framework.hpp"
 #include "inflect/workload/layer_costs.hpp"
 #include "inflect/workload/model.hpp"
+#include "inflect/workload/trace_import.hpp"
 
 namespace inflect::plan {
 
@@ -80,7 +81,9 @@ struct ClusterSpec {
 
 struct WorkloadSpec {
   std::optional<workload::ModelSpec> model;  // a transformer to compile, or
-  std::string trace_file;                    // an execution graph JSON to replay
+  std::string trace_file;                    // a recorded workload to replay (a file or a directory)
+  workload::TraceFormat trace_format = workload::TraceFormat::graph_json;
+  bool retime = false;  // time a trace's compute from its FLOPs and bytes on the device (`--retime`)
 };
 
 struct TrainingSpec {

@@ -27,8 +27,10 @@ namespace inflect::workload {
 
 enum class OpType : std::uint8_t { compute, collective };
 enum class Phase : std::uint8_t { forward, backward, recompute, optimizer };
-/// send_recv: a group of two, members[0] sends `bytes` to members[1].
-enum class CollectiveKind : std::uint8_t { all_reduce, reduce_scatter, all_gather, all_to_all, send_recv };
+/// send_recv: a group of two, members[0] sends `bytes` to members[1]. broadcast and reduce are
+/// rooted at the group's members[0] (ncclBroadcast / ncclReduce's root): it sends `bytes` to every
+/// member, or receives the reduction of every member's `bytes`.
+enum class CollectiveKind : std::uint8_t { all_reduce, reduce_scatter, all_gather, all_to_all, send_recv, broadcast, reduce };
 enum class ParallelDim : std::uint8_t { dp, tp, pp, cp, ep };
 inline constexpr int kParallelDims = 5;
 
@@ -54,7 +56,8 @@ struct Kernel {
 
 /// bytes follow nccl-tests' conventions so figures compare with its output: all_reduce = the
 /// buffer each rank reduces; reduce_scatter and all_gather = the whole (gathered) buffer S;
-/// all_to_all = each rank's whole send buffer; send_recv = the message.
+/// all_to_all = each rank's whole send buffer; send_recv = the message; broadcast and reduce = the
+/// buffer (the root's, sent whole to every member; every member's, reduced whole to the root).
 /// A collective that follows another on the same group and dimension, back to back (see
 /// Collective::then).
 struct CollectivePart {

@@ -4,6 +4,7 @@
 // equal and are stored once, ExecutionGraph::end_rank), order each rank's ops so that every op
 // follows its dependencies, and build the ExecutionGraph.
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -28,10 +29,16 @@ struct TraceOp {
 class RankTrace {
  public:
   void add(const TraceOp& op, std::span<const std::uint32_t> deps, std::string label);
+  /// Without a label of its own: the labeler names it if an error needs to (millions of ops
+  /// need no string each).
+  void add(const TraceOp& op, std::span<const std::uint32_t> deps);
+  void set_labeler(std::function<std::string(std::size_t)> f) { labeler_ = std::move(f); }
   std::size_t size() const { return ops_.size(); }
   const TraceOp& op(std::size_t i) const { return ops_[i]; }
   std::span<const std::uint32_t> deps(std::size_t i) const;
-  const std::string& label(std::size_t i) const { return labels_[i]; }
+  std::string label(std::size_t i) const {
+    return i < labels_.size() && !labels_[i].empty() ? labels_[i] : labeler_ ? labeler_(i) : "op " + std::to_string(i);
+  }
   void reserve(std::size_t n) {
     ops_.reserve(n);
     dep_begin_.reserve(n + 1);
@@ -43,6 +50,7 @@ class RankTrace {
   std::vector<std::uint32_t> dep_begin_{0};
   std::vector<std::uint32_t> deps_;
   std::vector<std::string> labels_;
+  std::function<std::string(std::size_t)> labeler_;
 };
 
 class TraceGraphBuilder {
@@ -53,6 +61,11 @@ class TraceGraphBuilder {
   std::uint32_t collective(const Collective& c);
   /// A process group's index, the same for the same members (and mirrors) in the same order.
   GroupId group(const std::vector<RankId>& members, const std::vector<std::vector<RankId>>& mirrors = {});
+  /// A new process group, not merged with an equal one: for a format that numbers its groups
+  /// itself (inflect's own export), so that group indices survive a round trip.
+  GroupId new_group(const std::vector<RankId>& members, const std::vector<std::vector<RankId>>& mirrors = {}) {
+    return g_.add_group(Group{members, mirrors});
+  }
   std::uint8_t stream(const std::string& name) { return g_.stream(name); }
   const ExecutionGraph& graph() const { return g_; }
 
@@ -62,6 +75,13 @@ class TraceGraphBuilder {
   /// error naming `file` and the ops on it. Returns whether `r` copies an earlier rank
   /// (ExecutionGraph::end_rank).
   bool add_rank(RankId r, const RankTrace& t, const std::string& file);
+
+  /// Adds rank `r` as a copy of the already added rank `of`, running the same ops on the very same
+  /// groups (a rank file byte-identical to `of`'s, with nothing in it that depends on the rank):
+  /// stored as a replica at once, without ordering or comparing its ops, so that a thousand
+  /// identical files cost little more than one. False, adding nothing, when `r` is not a member
+  /// of every group `of` calls (then add it with add_rank).
+  bool add_copy(RankId r, RankId of);
 
   /// The graph of ranks [0, total_ranks), all simulated; validated.
   ExecutionGraph finish(int total_ranks, std::string name);
@@ -77,6 +97,7 @@ class TraceGraphBuilder {
   std::unordered_map<std::string, std::uint32_t> collective_index_;
   std::unordered_map<std::string, GroupId> group_index_;
   std::vector<std::uint32_t> order_, indegree_, position_;  // add_rank's scratch
+  bool is_member(std::uint32_t collective, RankId r) const;
 };
 
 }  // namespace inflect::workload

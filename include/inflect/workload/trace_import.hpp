@@ -74,6 +74,11 @@ struct ImportedTrace {
 /// file, the node and the field.
 ImportedTrace import_trace(TraceFormat format, const std::string& path, const TraceImportOptions& options);
 
+/// One rank's file given as its content, named `name` (its extension says the form: a Chakra
+/// `.json` is chakra_jsonizer's, any other name protobuf): for fuzzing and tests; the same checks.
+ImportedTrace import_trace_text(TraceFormat format, const std::string& name, const std::string& text,
+                                const TraceImportOptions& options);
+
 /// The files a trace at `path` is read from, in rank order: for Chakra a directory's
 /// `NAME.RANK.et` / `NAME.RANK.json` files (or the one file given), for Kineto a directory's
 /// `*.json` / `*.pt.trace.json` files (or the one file), for graph JSON the file. For the
