@@ -206,8 +206,9 @@ ImportedTrace import_traces(const std::vector<Trace>& traces, const std::string&
     if (next_file < files.size() && files[next_file].rank == r) {
       b.add_rank(r, builds[next_file].trace, files[next_file].trace->file);
       ++next_file;
-    } else {
-      // Every group spans the job, so the copy calls the same collectives on the same groups.
+    } else if (r < files[0].rank || !b.add_copy(r, files[0].rank)) {
+      // Every group spans the job, so the copy calls the same collectives on the same groups
+      // (add_copy stores it as a replica at once, once its model rank is in).
       b.add_rank(r, builds[0].trace, files[0].trace->file);
     }
   }
