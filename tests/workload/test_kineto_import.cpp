@@ -410,6 +410,18 @@ TEST_CASE("kineto: files of a directory, their ranks, and missing ranks") {
     CHECK(error_of(e).find("some files have ProfilerStep annotations and some do not") != std::string::npos);
   }
   {
+    // One file of a 4,096-rank data-parallel job (the group's list truncated, as PyTorch writes a
+    // long one): 4,095 ranks replicated, each running rank 0's 11 ops.
+    const std::string big =
+        replace(replace(replace(rank0, R"("world_size": 2)", R"("world_size": 4096)"), R"("[0, 1]")", R"("[0, ...]")"),
+                R"("Group size": 2,)", R"("Group size": 4096, "Global rank start": 0, "Global rank stride": 1,)");
+    const auto t = import_trace_text(TraceFormat::kineto, "big.json", big, {});
+    CHECK(t.summary.replicated_ranks == 4095);
+    CHECK(t.graph.op_count() == 11 * 4096);
+    CHECK(t.graph.kept_ranks().size() == 1);
+    CHECK(tally(t.summary.other, "ranks 1-4095 (no file): replicated from rank 0") == 4095);
+  }
+  {
     // World of 4 and a group of two: what ranks 2 and 3 run is unknown.
     TempDir d;
     d.write("a.json", replace(rank0, R"("world_size": 2)", R"("world_size": 4)"));
