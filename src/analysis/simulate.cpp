@@ -206,8 +206,10 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   auto t0 = std::chrono::steady_clock::now();
   const int devices = e.cluster.devices();
   if (graph.total_ranks() != devices)
-    throw core::Error(core::ErrorKind::input, fmt::format("the execution graph has {} ranks but the cluster has {} devices",
-                                                          graph.total_ranks(), devices),
+    throw core::Error(core::ErrorKind::input,
+                      fmt::format("the execution graph has {} ranks but the cluster has {} devices ({} nodes of {}); a trace "
+                                  "replays on as many devices as it has ranks",
+                                  graph.total_ranks(), devices, e.cluster.nodes, e.cluster.topology.devices_per_node),
                       core::SourceLocation{e.file, 0, 0, "cluster.nodes"});
   if (e.cluster.thermal.any() && static_cast<int>(graph.simulated_ranks().size()) != devices)
     throw core::Error(core::ErrorKind::input,

@@ -135,7 +135,14 @@ int cmd_validate(const std::string& experiment, const std::vector<std::string>& 
                        e.cluster.nodes, e.cluster.topology.name, e.cluster.devices(), plan::derive_dp(e), mem.peak.value() / 1073741824.0,
                        mem.capacity.value() / 1073741824.0);
   } else {
-    what = fmt::format("trace {} on {} devices", e.workload.trace_file, e.cluster.devices());
+    // A trace is read whole: its errors (and a rank count that does not match the cluster) show here.
+    const workload::ExecutionGraph g = analysis::build_graph(e);
+    if (g.total_ranks() != e.cluster.devices())
+      throw core::Error(core::ErrorKind::input,
+                        fmt::format("{}: the trace has {} ranks but the cluster has {} devices ({} nodes of {})", experiment,
+                                    g.total_ranks(), e.cluster.devices(), e.cluster.nodes, e.cluster.topology.devices_per_node));
+    what = fmt::format("{} trace {}: {} ranks, {} ops, on {} devices", workload::to_string(e.workload.trace_format),
+                       e.workload.trace_file, g.total_ranks(), g.op_count(), e.cluster.devices());
   }
   if (!fits) {
     // Valid, but `inflect run` would report it without simulating it: exit 3, as run does.

@@ -12,6 +12,7 @@
 #include "inflect/core/error.hpp"
 #include "inflect/net/collective.hpp"
 #include "inflect/net/topology.hpp"
+#include "net_fixtures.hpp"
 
 using inflect::core::Bytes;
 using inflect::core::Error;
@@ -30,29 +31,8 @@ constexpr double kMeasuredRel = 0.10;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-// An NVSwitch node (DGX/HGX H100-like; figures chosen for round arithmetic): 450 GB/s per port
-// per direction at efficiency 0.8 = 360 GB/s effective, 0.6 us per GPU-switch-GPU crossing;
-// 8x 400 Gb/s NICs (50 GB/s x 0.8 = 40 GB/s effective), 0.6 us NIC + 0.33 us per switch.
-TopologySpec nvswitch(int devices = 8) {
-  TopologySpec s;
-  s.name = "test-nvswitch";
-  s.device = "h100-sxm";
-  s.devices_per_node = devices;
-  s.intra.kind = IntraFabricKind::switched;
-  s.intra.port_bandwidth = gb_per_s(450);
-  s.intra.hop_latency = Seconds(0.6e-6);
-  s.intra.efficiency = 0.8;
-  s.scale_out.technology = "InfiniBand NDR";
-  s.scale_out.nics_per_node = devices;
-  s.scale_out.nic_bandwidth = gbit_per_s(400);
-  s.scale_out.nic_latency = Seconds(0.6e-6);
-  s.scale_out.switch_latency = Seconds(0.33e-6);
-  s.scale_out.nodes_per_leaf = 32;
-  s.scale_out.oversubscription = 1;
-  s.scale_out.rail_optimized = true;
-  s.scale_out.efficiency = 0.8;
-  return s;
-}
+// The NVSwitch node of net_fixtures.hpp.
+using fixtures::nvswitch;
 
 // A full Infinity Fabric mesh (MI300X-like): one 64 GB/s link per direction per GPU pair,
 // efficiency 1 so that B_link = 64 GB/s exactly, 0.6 us per hop.

@@ -11,6 +11,7 @@
 #include "inflect/core/error.hpp"
 #include "inflect/net/collective.hpp"
 #include "inflect/net/topology.hpp"
+#include "net_fixtures.hpp"
 
 using inflect::core::Bytes;
 using inflect::core::Error;
@@ -25,29 +26,8 @@ namespace {
 constexpr double kRel = 1e-9;  // short sums and products of the inputs: a few ulps
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-// The NVSwitch node of test_collective.cpp: 450 GB/s ports at efficiency 0.8 = 360 GB/s, 0.6 us
-// per GPU-switch-GPU crossing; 8x 400 Gb/s NICs at 0.8 = 40 GB/s. Built in code, so its library is
-// CollectiveLibrary::ideal(): Simple at full payload, a step costs its route's latency, no fill.
-TopologySpec nvswitch() {
-  TopologySpec s;
-  s.name = "test-nvswitch";
-  s.device = "h100-sxm";
-  s.devices_per_node = 8;
-  s.intra.kind = IntraFabricKind::switched;
-  s.intra.port_bandwidth = gb_per_s(450);
-  s.intra.hop_latency = Seconds(0.6e-6);
-  s.intra.efficiency = 0.8;
-  s.scale_out.technology = "InfiniBand NDR";
-  s.scale_out.nics_per_node = 8;
-  s.scale_out.nic_bandwidth = gbit_per_s(400);
-  s.scale_out.nic_latency = Seconds(0.6e-6);
-  s.scale_out.switch_latency = Seconds(0.33e-6);
-  s.scale_out.nodes_per_leaf = 32;
-  s.scale_out.oversubscription = 1;
-  s.scale_out.rail_optimized = true;
-  s.scale_out.efficiency = 0.8;
-  return s;
-}
+// The NVSwitch node of net_fixtures.hpp.
+using fixtures::nvswitch;
 
 std::vector<DeviceId> iota(int n) {
   std::vector<DeviceId> v;

@@ -236,6 +236,55 @@ TEST_CASE("chakra: Chakra's feeder test trace, counted node by node") {
   CHECK(count(r.summary.compute, "recorded: the node names no num_ops or tensor_size to re-time") == 1209);
 }
 
+TEST_CASE("chakra: comm_size is each rank's input: an all-gather's buffer is comm_size times the group") {
+  // Two ranks, each: an ALL_GATHER of comm_size 1024 on process group "7" of ranks {0, 1}, then a
+  // REDUCE_SCATTER of 4096; rank 0 sends 512 bytes to rank 1. inflect's sizes are nccl-tests':
+  // the all-gather moves the gathered 2 x 1024 = 2048 bytes, the reduce-scatter its 4096-byte
+  // input, the send its 512.
+  inflect::test::TempDir dir("chakra-sizes");
+  for (int r = 0; r < 2; ++r) {
+    ChakraProtoMsg::Node pg;
+    pg.set_id(100);
+    pg.set_name("## process_group:init ##");
+    pg.set_type(ChakraProtoMsg::METADATA_NODE);
+    pg.mutable_inputs()->set_values(R"(['[{"pg_name": "7", "ranks": [0, 1], "group_size": 2}]'])");
+    auto coll = [&](std::uint64_t id, int type, std::int64_t size, std::vector<std::uint64_t> deps) {
+      auto n = comp(id, 1, std::move(deps));
+      n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+      for (auto [name, v] : {std::pair<const char*, std::int64_t>{"comm_type", type}, {"comm_size", size}}) {
+        auto* a = n.add_attr();
+        a->set_name(name);
+        a->set_int64_val(v);
+      }
+      auto* g = n.add_attr();
+      g->set_name("pg_name");
+      g->set_string_val("7");
+      return n;
+    };
+    auto p2p = comp(3, 1, {2});
+    p2p.set_type(r == 0 ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE);
+    for (auto [name, v] : {std::pair<const char*, std::int64_t>{"comm_src", 0}, {"comm_dst", 1}, {"comm_size", 512}}) {
+      auto* a = p2p.add_attr();
+      a->set_name(name);
+      a->set_int32_val(static_cast<std::int32_t>(v));
+    }
+    inflect::test::write_file(dir.path / fmt::format("t.{}.et", r),
+                              et_file("1.0.0", {pg, coll(1, ChakraProtoMsg::ALL_GATHER, 1024, {}),
+                                                coll(2, ChakraProtoMsg::REDUCE_SCATTER, 4096, {1}), p2p}));
+  }
+  const ImportedTrace t = import(dir.path);
+  REQUIRE(t.graph.collectives().size() == 3);
+  CHECK(t.graph.collectives()[0].kind == CollectiveKind::all_gather);
+  CHECK(t.graph.collectives()[0].bytes.value() == 2048.0);
+  CHECK(t.graph.collectives()[1].kind == CollectiveKind::reduce_scatter);
+  CHECK(t.graph.collectives()[1].bytes.value() == 4096.0);
+  CHECK(t.graph.collectives()[2].kind == CollectiveKind::send_recv);
+  CHECK(t.graph.collectives()[2].bytes.value() == 512.0);
+  CHECK(t.graph.groups()[t.graph.collectives()[2].group].members == std::vector<RankId>{0, 1});
+  // the process group's node is no op: 3 ops per rank
+  CHECK(t.graph.op_count() == 6);
+}
+
 TEST_CASE("chakra: --retime times a node from num_ops and tensor_size, and only such a node") {
   inflect::test::TempDir dir("chakra-retime");
   auto k0 = comp(0, 500);
