@@ -21,11 +21,9 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <cstring>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -33,6 +31,7 @@
 #include "inflect/core/error.hpp"
 #include "inflect/workload/graph_json.hpp"
 #include "inflect/workload/trace_builder.hpp"
+#include "workload/chakra_files.hpp"
 #include "workload/chakra_nodes.hpp"
 #include "workload/importers.hpp"
 
@@ -41,62 +40,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using chakra::Node;
+using chakra::RankFile;
 
 [[noreturn]] void fail(const std::string& message) { throw core::Error(core::ErrorKind::input, message); }
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw core::Error(core::ErrorKind::io, fmt::format("cannot open Chakra trace '{}'", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// A rank file's name: NAME.RANK.et or NAME.RANK.json, as Chakra's tools name them.
-struct RankFile {
-  std::string path, prefix, ext;
-  int rank = 0;
-};
-
-std::optional<RankFile> rank_file(const fs::path& p) {
-  // NAME.RANK.EXT with EXT et or json and RANK 1-9 digits (no std::regex: GCC 12's warns under
-  // the sanitizers' build).
-  const std::string name = p.filename().string();
-  std::string ext;
-  for (const char* e : {".et", ".json"})
-    if (name.size() > std::strlen(e) && name.compare(name.size() - std::strlen(e), std::strlen(e), e) == 0) ext = e + 1;
-  if (ext.empty()) return std::nullopt;
-  const std::string stem = name.substr(0, name.size() - ext.size() - 1);
-  const auto dot = stem.rfind('.');
-  if (dot == std::string::npos) return std::nullopt;
-  const std::string digits = stem.substr(dot + 1);
-  if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-  return RankFile{p.string(), stem.substr(0, dot), ext, std::stoi(digits)};
-}
-
-std::vector<RankFile> list_rank_files(const std::string& path) {
-  std::error_code ec;
-  if (!fs::is_directory(path, ec)) {
-    auto f = rank_file(path);
-    return {f ? *f : RankFile{path, path, "", 0}};
-  }
-  std::vector<RankFile> files;
-  for (const auto& entry : fs::directory_iterator(path, ec))
-    if (entry.is_regular_file())
-      if (auto f = rank_file(entry.path())) files.push_back(*f);
-  if (ec) throw core::Error(core::ErrorKind::io, fmt::format("cannot list Chakra trace directory '{}': {}", path, ec.message()));
-  if (files.empty())
-    fail(fmt::format("{}: no Chakra trace files (NAME.RANK.et or NAME.RANK.json, one per rank) in the directory", path));
-  std::set<std::string> kinds;
-  for (const auto& f : files) kinds.insert(f.prefix + ".N." + f.ext);
-  if (kinds.size() > 1)
-    fail(fmt::format("{}: more than one trace in the directory ({}); keep one per directory", path,
-                     fmt::join(kinds, ", ")));
-  std::sort(files.begin(), files.end(), [](const RankFile& a, const RankFile& b) { return a.rank < b.rank; });
-  for (std::size_t i = 1; i < files.size(); ++i)
-    if (files[i].rank == files[i - 1].rank) fail(fmt::format("{}: two files for rank {}", path, files[i].rank));
-  return files;
-}
 
 // The process groups of `## process_group:init ##`: its input value is the Python repr of a list
 // holding one string, the JSON of torch.distributed's pg_config_info ("['[{\"pg_name\": \"0\", ...}]']"),
@@ -481,11 +427,6 @@ InflectGraph read_inflect_graph(const std::string& text, const std::string& file
 
 }  // namespace
 
-std::vector<std::string> chakra_files(const std::string& path) {
-  std::vector<std::string> out;
-  for (const auto& f : list_rank_files(path)) out.push_back(f.path);
-  return out;
-}
 
 namespace {
 
@@ -618,11 +559,11 @@ ImportedTrace import_files(const std::string& path, const std::vector<RankFile>&
 }  // namespace
 
 ImportedTrace import_chakra(const std::string& path, const TraceImportOptions& options) {
-  return import_files(path, list_rank_files(path), [](const RankFile& f) { return read_bytes(f.path); }, options);
+  return import_files(path, chakra::list_rank_files(path), [](const RankFile& f) { return chakra::read_bytes(f.path); }, options);
 }
 
 ImportedTrace import_chakra_text(const std::string& name, const std::string& text, const TraceImportOptions& options) {
-  auto f = rank_file(name);
+  auto f = chakra::rank_file(name);
   return import_files(name, {f ? *f : RankFile{name, name, "", 0}}, [&](const RankFile&) { return text; }, options);
 }
 
