@@ -128,6 +128,64 @@ std::optional<core::Precision> precision_of(const std::string& types) {
   return std::nullopt;
 }
 
+// A GPU kernel's GEMM from the op that called it (its control parent in a converted trace: the
+// CPU op whose input shapes the execution trace records), or nullopt. Shapes as PyTorch's ET
+// writes them, "[[m, k], [k, n]]": aten::mm A[m,k] B[k,n]; addmm and baddbmm a bias first;
+// bmm [b,m,k] [b,k,n]; matmul's leading dims of A are a batch (folded into m when B is 2-D);
+// linear x[..., k] W[n, k]. Precision from the first input's type.
+std::optional<core::KernelCost> gemm_of_caller(const Node& caller, core::Precision fallback) {
+  const std::string op = caller.name.substr(0, caller.name.find('('));
+  static const char* const gemms[] = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear"};
+  if (std::find_if(std::begin(gemms), std::end(gemms), [&](const char* g) { return op == g; }) == std::end(gemms)) return std::nullopt;
+  std::vector<std::vector<std::int64_t>> shapes;
+  try {
+    const auto j = nlohmann::json::parse(caller.input_shapes);
+    for (const auto& e : j) {
+      std::vector<std::int64_t> dims;
+      if (e.is_array())
+        for (const auto& d : e)
+          if (d.is_number_integer()) dims.push_back(d.get<std::int64_t>());
+      shapes.push_back(std::move(dims));
+    }
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  const bool bias_first = op == "aten::addmm" || op == "aten::baddbmm";
+  const std::size_t a_at = bias_first ? 1 : 0;
+  if (shapes.size() < a_at + 2) return std::nullopt;
+  const auto& a = shapes[a_at];
+  const auto& b = shapes[a_at + 1];
+  std::int64_t batch = 1, m = 0, k = 0, n = 0;
+  if (op == "aten::linear") {
+    if (a.empty() || b.size() != 2) return std::nullopt;
+    k = a.back();
+    m = 1;
+    for (std::size_t i = 0; i + 1 < a.size(); ++i) m *= a[i];
+    n = b[0];
+    if (b[1] != k) return std::nullopt;
+  } else {
+    if (a.size() < 2 || b.size() < 2) return std::nullopt;
+    m = a[a.size() - 2];
+    k = a.back();
+    n = b.back();
+    if (b[b.size() - 2] != k) return std::nullopt;
+    for (std::size_t i = 0; i + 2 < a.size(); ++i) batch *= a[i];
+    if (b.size() == 2) {  // a 2-D B: the batch is more rows of A
+      m *= batch;
+      batch = 1;
+    }
+  }
+  constexpr std::int64_t kMaxDim = 1LL << 31;
+  if (m <= 0 || n <= 0 || k <= 0 || batch <= 0 || m > kMaxDim || n > kMaxDim || k > kMaxDim || batch > kMaxDim) return std::nullopt;
+  core::KernelCost c = core::gemm_cost(static_cast<double>(m), static_cast<double>(n), static_cast<double>(k),
+                                       precision_of(caller.input_types).value_or(fallback));
+  c.batch = batch;
+  c.flops = core::Flops(c.flops.value() * static_cast<double>(batch));
+  c.bytes = core::Bytes(c.bytes.value() * static_cast<double>(batch));
+  if (c.flops.value() > 1e20) return std::nullopt;
+  return c;
+}
+
 constexpr double kMaxBytes = 1e15;  // as the graph JSON: 1 PB, 600x an FP32 all-reduce of 405B parameters
 constexpr double kMaxOps = 1e20;    // as the graph JSON: 40x a 405B step's FLOPs per GPU in one kernel
 constexpr std::uint64_t kMaxDurationUs = 86'400'000'000ULL;  // a day
@@ -251,13 +309,23 @@ RankTrace rank_trace(const chakra::File& f, RankId rank, Context& cx) {
                        : name_has(nd.name, {"gemm", "aten::mm", "aten::bmm", "aten::addmm", "aten::matmul", "aten::linear",
                                             "cutlass", "xmma", "nvjet", "cublas"}) ? core::KernelClass::gemm
                                                                                       : core::KernelClass::memory;
+          std::optional<core::KernelCost> from_caller;
+          if (cx.options.retime && flops == 0 && bytes == 0 && !memory)
+            for (std::uint64_t d : nd.ctrl_deps)
+              if (auto it = index.find(d); it != index.end() && (from_caller = gemm_of_caller(f.nodes[it->second], cx.options.precision)))
+                break;
           if (cx.options.retime && (flops > 0 || bytes > 0)) {
             cx.summary.compute.add(memory ? "re-timed: tensor_size as HBM traffic (no remote memory tier is modeled)"
                                           : "re-timed from num_ops and tensor_size");
+          } else if (from_caller) {
+            k.cost = *from_caller;
+            cx.summary.compute.add("re-timed: a GEMM from its calling op's input shapes (aten::mm, addmm, bmm, baddbmm, "
+                                   "matmul, linear)");
           } else {
             k.recorded = recorded;
             cx.summary.compute.add(!cx.options.retime ? "recorded duration"
-                                                      : "recorded: the node names no num_ops or tensor_size to re-time");
+                                                      : "recorded: no num_ops or tensor_size, and no GEMM shapes on its "
+                                                        "calling op, to re-time");
           }
         }
         op.payload = cx.builder.kernel(k);

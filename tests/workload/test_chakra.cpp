@@ -231,9 +231,23 @@ TEST_CASE("chakra: Chakra's feeder test trace, counted node by node") {
   CHECK(count(t.summary.communication, "ALL_REDUCE: simulated on the fabric") == 5);
   CHECK(t.summary.other.total() == 3664);  // its control dependencies, none waited for
   CHECK(t.graph.op_count() == 3664);
-  // --retime: the trace has no num_ops or tensor_size, so nothing can be re-timed, and it says so
+  // --retime: the trace has no num_ops or tensor_size; two kernels are GEMMs called by aten::mm
+  // and aten::addmm with their input shapes (the classifier of a ResNet: aten::mm(0), id 3215,
+  // shapes [[32, 1000], [1000, 2048]], Tensor(float): sgemm_32x32x32_NN_vec), the other 1,207 keep
+  // their recorded durations, and the summary says why.
   const ImportedTrace r = import(source("workloads/traces/chakra/chakra-feeder-test-rank0"), true);
-  CHECK(count(r.summary.compute, "recorded: the node names no num_ops or tensor_size to re-time") == 1209);
+  CHECK(count(r.summary.compute, "recorded: no num_ops or tensor_size, and no GEMM shapes on its calling op, to re-time") == 1207);
+  CHECK(count(r.summary.compute, "re-timed: a GEMM from its calling op's input shapes (aten::mm, addmm, bmm, baddbmm, matmul, "
+                                 "linear)") == 2);
+  bool found = false;
+  for (const Kernel& k : r.graph.kernels())
+    if (k.name == "sgemm_32x32x32_NN_vec" && !k.recorded && k.cost.m == 32 && k.cost.n == 2048 && k.cost.k == 1000) {
+      found = true;
+      CHECK(k.cost.cls == inflect::core::KernelClass::gemm);
+      CHECK(k.cost.precision == inflect::core::Precision::fp32);
+      CHECK(k.cost.flops.value() == 2.0 * 32 * 2048 * 1000);  // 131,072,000
+    }
+  CHECK(found);
 }
 
 TEST_CASE("chakra: comm_size is each rank's input: an all-gather's buffer is comm_size times the group") {
