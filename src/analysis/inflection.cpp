@@ -235,8 +235,8 @@ std::string inflection_verdict(const Series& s, const InflectionOptions& o, cons
   const auto knees = kneedle(x, y, o.knee_sensitivity);
   if (knees.empty()) {
     if (!devices_scale)
-      return fmt::format("no knee {}: throughput goes from {:.4g} to {:.4g} tokens/s, {:+.0f}% (Kneedle, S = {:g})", span,
-                         pts.front().throughput, pts.back().throughput,
+      return fmt::format("no knee {}: throughput goes from {:.4g} to {:.4g} {}, {:+.0f}% (Kneedle, S = {:g})", span,
+                         pts.front().throughput, pts.back().throughput, s.unit,
                          100 * (pts.back().throughput / pts.front().throughput - 1), o.knee_sensitivity);
     double low = metrics[0].efficiency;
     for (const auto& m : metrics) low = std::min(low, m.efficiency);
@@ -297,9 +297,9 @@ std::vector<Finding> crossovers(const Series& a, const Series& b, const std::str
     f.scale = std::exp2(l0 + t * (l1 - l0));
     f.from_scale = common[prev].scale;
     f.to_scale = common[k].scale;
-    f.what = fmt::format("{} overtakes {} at about {} {} (between {} and {}): {:.4g} vs {:.4g} tokens/s at {}",
+    f.what = fmt::format("{} overtakes {} at about {} {} (between {} and {}): {:.4g} vs {:.4g} {} at {}",
                          winner.name, loser.name, format_scale(std::round(f.scale)), unit,
-                         format_scale(f.from_scale), format_scale(f.to_scale), w.throughput, l.throughput,
+                         format_scale(f.from_scale), format_scale(f.to_scale), w.throughput, l.throughput, winner.unit,
                          format_scale(f.to_scale));
     const auto [cw, cl] = components_of(w.breakdown, l.breakdown);
     std::size_t best = 0;

@@ -94,7 +94,7 @@ std::vector<std::string> component_names(bool stragglers) {
 }
 
 Table series_table(const ScanAnalysis& a, const SeriesRows& sr) {
-  Table t{{a.unit, "tokens/s", "tokens/s per device", "efficiency", "gain per doubling", "step s", "MFU", "peak GiB", "plan"},
+  Table t{{a.unit, a.throughput_unit, a.throughput_unit + " per device", "efficiency", "gain per doubling", "step s", "MFU", "peak GiB", "plan"},
           {false, false, false, false, false, false, false, false, true},
           {}};
   const auto& met = sr.metrics;

@@ -65,9 +65,9 @@ std::string report_html(const ScanMeta& m, const std::vector<ScanRow>& rows, con
   // against linear is plotted only when the scale is the device count: along micro-batch or inlet
   // temperature, "linear in the scale" is no baseline anyone scales against.
   const bool devices = m.scale == "devices";
-  svg::LinePlot thr{"Throughput", a.unit, "tokens/s", devices || m.inflection.knee_log_scale, {}, {}};
+  svg::LinePlot thr{"Throughput", a.unit, a.throughput_unit, devices || m.inflection.knee_log_scale, {}, {}};
   svg::LinePlot eff{"Scaling efficiency against linear (from each series' smallest point)", a.unit, "efficiency", thr.log2_x, {}, {}};
-  svg::LinePlot per{"Throughput per device", a.unit, "tokens/s per device", thr.log2_x, {}, {}};
+  svg::LinePlot per{"Throughput per device", a.unit, a.throughput_unit + " per device", thr.log2_x, {}, {}};
   for (const auto& sr : a.series) {
     svg::Line lt{sr.series.name, {}}, le{sr.series.name, {}}, lp{sr.series.name, {}};
     const auto& met = sr.metrics;

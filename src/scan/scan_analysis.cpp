@@ -40,6 +40,16 @@ ScanAnalysis analyze(const ScanMeta& m, const std::vector<ScanRow>& rows) {
   ScanAnalysis out;
   out.unit = m.scale == "devices" ? "GPUs" : m.scale;
   const std::string along = scale_axis(m);
+  // A replayed trace that does not say its tokens has no tokens/s: when no simulated point has
+  // them, the curves are of steps per second (the same shape: tokens/s is steps/s x a constant).
+  bool any_tokens = false, any_ok = false;
+  for (const auto& r : rows)
+    if (r.status == RowStatus::ok) {
+      any_ok = true;
+      any_tokens = any_tokens || r.report.tokens_per_s.has_value();
+    }
+  const bool step_rate = any_ok && !any_tokens;
+  if (step_rate) out.throughput_unit = "steps/s";
 
   // Series in order of first appearance (point order), so reports list families as the file does.
   std::map<std::vector<std::string>, std::size_t> by_identity;
@@ -58,6 +68,7 @@ ScanAnalysis analyze(const ScanMeta& m, const std::vector<ScanRow>& rows) {
     if (fresh) {
       SeriesRows s;
       s.series.name = name.empty() ? m.name : name;
+      s.series.unit = out.throughput_unit;
       s.identity = std::move(id);
       out.series.push_back(std::move(s));
     }
@@ -78,15 +89,19 @@ ScanAnalysis analyze(const ScanMeta& m, const std::vector<ScanRow>& rows) {
       s.series.infeasible.push_back({x, fmt::format("{}: {}", status_name(r.status), r.reason)});
       continue;
     }
-    if (!r.report.tokens_per_s) {  // a trace without tokens per step: no throughput to put on the curve
+    if (!step_rate && !r.report.tokens_per_s) {  // a trace without tokens among points with them
       s.series.infeasible.push_back({x, "throughput unknown: the trace does not give tokens_per_step"});
+      continue;
+    }
+    if (step_rate && !(r.report.step_time.value() > 0)) {
+      s.series.infeasible.push_back({x, "no step time"});
       continue;
     }
     if (!s.series.points.empty() && s.series.points.back().scale == x) continue;  // a second point at one scale
     analysis::ScalingPoint p;
     p.scale = x;
     p.devices = r.report.devices;
-    p.throughput = *r.report.tokens_per_s;
+    p.throughput = step_rate ? 1.0 / r.report.step_time.value() : *r.report.tokens_per_s;
     p.step_time = r.report.step_time;
     p.breakdown = r.report.breakdown;
     s.series.points.push_back(p);

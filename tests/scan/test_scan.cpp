@@ -521,3 +521,36 @@ TEST_CASE("scan analysis: crossovers compare series that differ in one respect, 
   // 40 series (over the 16 compared pairwise): neighbours only, 39.
   CHECK(crossovers(40) == 39);
 }
+
+TEST_CASE("scan analysis: a replayed trace without tokens is analyzed on its step rate") {
+  // Two points of a trace replay (no tokens per step) at 8 and 16 devices, steps of 0.5 s and
+  // 0.4 s: the curve is steps/s, 2 and 2.5, and the tables and plots say so. With one point that
+  // knows its tokens, the others are gaps (tokens/s cannot be mixed with steps/s).
+  scan::ScanMeta m;
+  m.name = "trace";
+  m.scale = "devices";
+  m.axis_paths = {"cluster.nodes"};
+  std::vector<scan::ScanRow> rows;
+  for (int nodes : {1, 2}) {
+    scan::ScanRow r;
+    r.index = static_cast<int>(rows.size());
+    r.values = {{"cluster.nodes", std::to_string(nodes)}};
+    r.key = fmt::format("cluster.nodes={}", nodes);
+    r.has_report = true;
+    r.report.devices = 8 * nodes;
+    r.report.step_time = core::Seconds(nodes == 1 ? 0.5 : 0.4);
+    rows.push_back(r);
+  }
+  const auto a = scan::analyze(m, rows);
+  CHECK(a.throughput_unit == "steps/s");
+  REQUIRE(a.series.size() == 1);
+  CHECK(a.series[0].series.unit == "steps/s");
+  REQUIRE(a.series[0].series.points.size() == 2);
+  CHECK(a.series[0].series.points[0].throughput == doctest::Approx(2.0));
+  CHECK(a.series[0].series.points[1].throughput == doctest::Approx(2.5));
+  rows[0].report.tokens_per_s = 4096.0;
+  const auto mixed = scan::analyze(m, rows);
+  CHECK(mixed.throughput_unit == "tokens/s");
+  CHECK(mixed.series[0].series.points.size() == 1);
+  CHECK(mixed.series[0].series.infeasible.size() == 1);
+}

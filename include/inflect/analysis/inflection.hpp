@@ -14,7 +14,8 @@
 namespace inflect::analysis {
 
 /// One simulated point of a series: its scale (devices, or the value of the swept axis), its
-/// throughput (tokens/s) and its step-time breakdown (for the "why" of each finding).
+/// throughput (tokens/s; steps/s for a replayed trace that does not say its tokens, Series::unit)
+/// and its step-time breakdown (for the "why" of each finding).
 struct ScalingPoint {
   double scale = 0;
   /// Devices the point ran on, when the scale is another axis (micro-batch, inlet temperature);
@@ -31,6 +32,7 @@ struct ScalingPoint {
 struct Series {
   std::string name;
   std::vector<ScalingPoint> points;  // sorted by scale, one per scale
+  std::string unit = "tokens/s";     // the throughput's
   struct Gap {
     double scale = 0;
     std::string reason;

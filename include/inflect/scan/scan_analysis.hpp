@@ -20,6 +20,9 @@ struct SeriesRows {
 
 struct ScanAnalysis {
   std::string unit;  // "GPUs", or the scale axis' path
+  /// The throughput's: tokens/s, or steps/s when no simulated point knows its tokens (a replayed
+  /// trace that does not say them): its curve is then the step rate.
+  std::string throughput_unit = "tokens/s";
   std::vector<SeriesRows> series;
   std::vector<analysis::Finding> findings;  // per series (in series order), then crossovers
 };
