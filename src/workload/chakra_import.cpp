@@ -33,6 +33,7 @@
 #include "inflect/workload/trace_builder.hpp"
 #include "workload/chakra_files.hpp"
 #include "workload/chakra_nodes.hpp"
+#include "workload/graph_bounds.hpp"
 #include "workload/importers.hpp"
 
 namespace inflect::workload {
@@ -182,13 +183,12 @@ std::optional<core::KernelCost> gemm_of_caller(const Node& caller, core::Precisi
   c.batch = batch;
   c.flops = core::Flops(c.flops.value() * static_cast<double>(batch));
   c.bytes = core::Bytes(c.bytes.value() * static_cast<double>(batch));
-  if (c.flops.value() > 1e20) return std::nullopt;
+  if (c.flops.value() > bounds::kMaxKernelFlops) return std::nullopt;
   return c;
 }
 
-constexpr double kMaxBytes = 1e15;  // as the graph JSON: 1 PB, 600x an FP32 all-reduce of 405B parameters
-constexpr double kMaxOps = 1e20;    // as the graph JSON: 40x a 405B step's FLOPs per GPU in one kernel
-constexpr std::uint64_t kMaxDurationUs = 86'400'000'000ULL;  // a day
+using bounds::kMaxBytes;  // graph_bounds.hpp, as every reader
+constexpr std::uint64_t kMaxDurationUs = bounds::kMaxRecordedSeconds * 1'000'000ULL;  // a day
 
 struct Context {
   const TraceImportOptions& options;
@@ -299,7 +299,7 @@ RankTrace rank_trace(const chakra::File& f, RankId rank, Context& cx) {
         } else {
           const double flops = static_cast<double>(nd.num_ops.value_or(0));
           const double bytes = static_cast<double>(nd.tensor_size.value_or(0));
-          if (flops < 0 || flops > kMaxOps) fail(fmt::format("{}: num_ops {} is out of range [0, 1e20]", where(i), flops));
+          if (flops < 0 || flops > bounds::kMaxKernelFlops) fail(fmt::format("{}: num_ops {} is out of range [0, 1e20]", where(i), flops));
           if (bytes < 0 || bytes > kMaxBytes) fail(fmt::format("{}: tensor_size {} is out of range [0, 1e15]", where(i), bytes));
           k.cost.flops = core::Flops(memory ? 0 : flops);
           k.cost.bytes = core::Bytes(bytes);

@@ -13,6 +13,7 @@
 
 #include "inflect/core/error.hpp"
 #include "inflect/core/strings.hpp"
+#include "workload/graph_bounds.hpp"
 
 namespace inflect::workload {
 
@@ -33,18 +34,14 @@ const std::vector<std::string> kPrecisionNames = {"fp32", "tf32", "bf16", "fp16"
 const std::vector<std::string> kKindNames = {"all_reduce", "reduce_scatter", "all_gather", "all_to_all",
                                              "send_recv", "broadcast", "reduce"};
 const std::vector<std::string> kDimNames = {"dp", "tp", "pp", "cp", "ep"};
-// Bounds on a graph's figures, far past any real model and device but short of what would make
-// simulated time (int64 ps, 106 days) or the report's figures overflow. Llama 3 405B ("The Llama 3
-// Herd of Models", 2024: 16M-token batches, 16,384 GPUs, 3.8e25 FLOP in all) has a step of
-// 16M x 6 x 405e9 = 3.9e22 FLOP, 2.4e18 per GPU; its FP32 gradient all-reduce is 1.6e12 B.
-constexpr double kMaxKernelFlops = 1e20;   // 40x a whole 405B step's FLOPs per GPU, in one kernel
-constexpr double kMaxBytes = 1e15;         // 1 PB: 600x that all-reduce; 3,000x a 288 GB HBM
+// Bounds of graph_bounds.hpp, shared with the trace readers, and two of the step's facts alone.
+using bounds::kBytesWhy;
+using bounds::kKernelFlopsWhy;
+using bounds::kMaxBytes;
+using bounds::kMaxKernelFlops;
 constexpr double kMaxTokensPerStep = 1e12;  // 60,000x Llama 3's 16M-token batch
 constexpr double kMaxModelFlopsPerStep = 1e27;  // 25x the FLOPs of Llama 3 405B's whole training run
-// A recorded kernel's duration: at most a day (a trace's longest kernel is seconds).
-constexpr std::int64_t kMaxRecordedPs = 86'400'000'000'000'000;
-const char* const kKernelFlopsWhy = "40x a Llama 3 405B step's FLOPs per GPU, in one kernel";
-const char* const kBytesWhy = "1 PB: 600x an FP32 all-reduce of 405B parameters";
+constexpr std::int64_t kMaxRecordedPs = bounds::kMaxRecordedSeconds * 1'000'000'000'000;
 // Op fields before the trailing deps: rank, stream, type, payload, phase, layer, micro_batch.
 constexpr std::size_t kOpFixedFields = 7;
 

@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "inflect/core/error.hpp"
+#include "workload/graph_bounds.hpp"
 
 namespace inflect::workload::kineto {
 namespace {
@@ -22,9 +23,7 @@ std::string lower(std::string_view s) {
 
 bool has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
-// A KernelCost bound shared with graph_json.cpp's: 40x a Llama 3 405B step's FLOPs per GPU in one
-// kernel (The Llama 3 Herd of Models, 2024: 16M tokens x 6 x 405e9 / 16,384 GPUs = 2.4e18).
-constexpr double kMaxKernelFlops = 1e20;
+using bounds::kMaxKernelFlops;  // graph_bounds.hpp
 
 }  // namespace
 

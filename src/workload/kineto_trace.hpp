@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "inflect/workload/trace_import.hpp"
+#include "workload/graph_bounds.hpp"
 
 namespace inflect::workload::kineto {
 
@@ -93,15 +94,12 @@ struct Trace {
   std::string where(const Event& e) const;
 };
 
-/// Bounds on what a trace may say, past any real run but short of overflowing the simulation
-/// (int64 picoseconds hold 106 days). A complete event lasts at most a day: a trace's longest
-/// kernel is seconds and a profiled step minutes (as graph_json.cpp's kMaxRecordedPs).
-inline constexpr std::int64_t kMaxDurationNs = 86'400'000'000'000;
+/// Bounds on what a trace may say (graph_bounds.hpp): a complete event lasts at most a day.
+inline constexpr std::int64_t kMaxDurationNs = bounds::kMaxRecordedSeconds * 1'000'000'000;
 /// Timestamps are microseconds since the epoch or since boot: 9e15 us is the year 2255, and
 /// keeps nanoseconds within int64.
 inline constexpr double kMaxTimestampUs = 9e15;
-/// A message or a copy: 1 PB, 600x an FP32 all-reduce of 405B parameters (graph_json.cpp's kMaxBytes).
-inline constexpr double kMaxBytes = 1e15;
+using bounds::kMaxBytes;
 
 /// Parses one trace held in `text`; `file` names it in errors (core::Error input: not JSON, no
 /// traceEvents, an event without ph/ts/dur, a negative or out-of-bounds figure).
