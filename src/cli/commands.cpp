@@ -18,6 +18,7 @@
 #include "inflect/io/report_json.hpp"
 #include "inflect/plan/compiler.hpp"
 #include "inflect/plan/plausibility.hpp"
+#include "inflect/sim/engine.hpp"
 #include "inflect/workload/chakra_export.hpp"
 #include "inflect/workload/graph_json.hpp"
 
@@ -181,12 +182,7 @@ int cmd_export(const ExportArgs& a) {
   io::make_directories(json_dir);
   const hw::ComputeModel model(e.cluster.device);
   std::vector<core::Time> durations;
-  for (const auto& k : g.kernels()) {
-    core::Time t = core::Time::zero();
-    if (k.parts.empty()) t = model.duration(k.cost);
-    for (const auto& p : k.parts) t += model.duration(p);
-    durations.push_back(t);
-  }
+  for (const auto& k : g.kernels()) durations.push_back(sim::kernel_duration(k, model));
   std::string stem = std::filesystem::path(a.experiment).stem().string();
   int files = 0;
   workload::export_chakra(g, &durations, [&](const workload::ChakraRankTrace& t) {

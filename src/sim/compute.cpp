@@ -15,21 +15,21 @@ hw::KernelPower with_duration(hw::KernelPower p, Time t) {
 }
 }  // namespace
 
+Time kernel_duration(const workload::Kernel& k, const hw::ComputeModel& model) {
+  if (k.recorded) return *k.recorded;  // measured: the device model has no say
+  if (k.parts.empty()) return model.duration(k.cost);
+  Time sum = Time::zero();
+  for (const auto& part : k.parts) sum += model.duration(part);
+  return sum;
+}
+
 Compute::Compute(const workload::ExecutionGraph& g, const hw::ComputeModel& model, const EngineOptions& opt,
                  const RankTemplates& t, RankState& state, core::EventQueue& q)
     : g_(g), opt_(opt), t_(t), state_(state), q_(q), speeds_(g, model, t, opt.variability) {
   kernel_time_.reserve(g.kernels().size());
   for (const auto& k : g.kernels()) kernel_flops_.push_back(k.cost.flops.value());
   for (const auto& k : g.kernels()) {
-    if (k.recorded) {
-      kernel_time_.push_back(*k.recorded);  // measured: the device model has no say
-    } else if (k.parts.empty()) {
-      kernel_time_.push_back(model.duration(k.cost));
-    } else {
-      Time sum = Time::zero();
-      for (const auto& part : k.parts) sum += model.duration(part);
-      kernel_time_.push_back(sum);
-    }
+    kernel_time_.push_back(kernel_duration(k, model));
     // from_seconds saturates at Time::max() ("never"); a kernel that long is an input far out of
     // range (a graph JSON's 1e308 FLOPs), refused here by name rather than by the engine's clock.
     if (kernel_time_.back() == Time::max())

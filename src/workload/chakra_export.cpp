@@ -194,7 +194,7 @@ void export_chakra(const ExecutionGraph& graph, const std::vector<core::Time>* d
         const Kernel& k = g.kernels()[op.payload];
         n.set_name(k.name);
         n.set_type(ChakraProtoMsg::COMP_NODE);
-        const core::Time t = k.recorded ? *k.recorded : durations ? (*durations)[op.payload] : core::Time::zero();
+        const core::Time t = durations ? (*durations)[op.payload] : k.recorded.value_or(core::Time::zero());
         n.set_duration_micros(whole(t.seconds() * 1e6));
         add_bool(n, "is_cpu_op", static_cast<int>(op.stream) == host);
         add_uint(n, "num_ops", whole(k.cost.flops.value()));

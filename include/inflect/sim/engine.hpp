@@ -71,6 +71,12 @@ struct EngineResult {
   std::vector<DevicePower> power;
 };
 
+/// How long the engine runs kernel `k` at the calibrated clock, before device variability, power
+/// limits and interference: its recorded duration when a trace measured it, else the device
+/// model's (a fused block's parts summed). The one rule, for the engine and for what reports or
+/// exports a kernel's time (Chakra's duration_micros).
+core::Time kernel_duration(const workload::Kernel& k, const hw::ComputeModel& model);
+
 /// Runs the graph once. `compute` gives kernel durations for the (identical) devices.
 EngineResult run_engine(const workload::ExecutionGraph& graph, const net::Topology& topo,
                         const hw::ComputeModel& compute, const EngineOptions& options = {});

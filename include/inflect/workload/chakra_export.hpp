@@ -33,9 +33,10 @@ struct ChakraExportOptions {
 };
 
 /// Writes the graph rank by rank (replicas written out), calling `sink` for each simulated rank in
-/// order. `durations`, when given, is each kernel's modeled duration on the experiment's device
-/// (duration_micros for ASTRA-sim's replay mode; inflect ignores it on import, its kernels are
-/// timed by the model).
+/// order. `durations`, when given, is each kernel's duration as the engine runs it on the
+/// experiment's device (sim::kernel_duration: recorded, or modeled), written as duration_micros for
+/// ASTRA-sim's replay mode; without it a recorded kernel writes its recorded duration and a modeled
+/// one 0. inflect ignores duration_micros on import of its own export (its kernels come back whole).
 void export_chakra(const ExecutionGraph& g, const std::vector<core::Time>* durations,
                    const std::function<void(const ChakraRankTrace&)>& sink, const ChakraExportOptions& options = {});
 
