@@ -201,9 +201,7 @@ void report_power(const plan::Experiment& e, const hw::PowerModel& pm, const wor
 
 }  // namespace
 
-RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGraph& graph, const plan::MemoryEstimate* memory,
-                         const std::string& plan_summary, const SimulateOptions& options) {
-  auto t0 = std::chrono::steady_clock::now();
+void check_graph(const plan::Experiment& e, const workload::ExecutionGraph& graph) {
   const int devices = e.cluster.devices();
   if (graph.total_ranks() != devices)
     throw core::Error(core::ErrorKind::input,
@@ -221,6 +219,13 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
                       "cluster.variability.kernel_jitter draws every rank's kernels apart, but this execution graph "
                       "simulates one rank per class (symmetric); export it with --fidelity full to replay it with jitter",
                       core::SourceLocation{e.file, 0, 0, "cluster.variability.kernel_jitter"});
+}
+
+RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGraph& graph, const plan::MemoryEstimate* memory,
+                         const std::string& plan_summary, const SimulateOptions& options) {
+  auto t0 = std::chrono::steady_clock::now();
+  check_graph(e, graph);
+  const int devices = e.cluster.devices();
   net::Topology topo(e.cluster.topology, e.cluster.nodes);
   hw::ComputeModel compute(e.cluster.device);
   sim::EngineOptions eo;

@@ -138,10 +138,7 @@ int cmd_validate(const std::string& experiment, const std::vector<std::string>& 
   } else {
     // A trace is read whole: its errors (and a rank count that does not match the cluster) show here.
     const workload::ExecutionGraph g = analysis::build_graph(e);
-    if (g.total_ranks() != e.cluster.devices())
-      throw core::Error(core::ErrorKind::input,
-                        fmt::format("{}: the trace has {} ranks but the cluster has {} devices ({} nodes of {})", experiment,
-                                    g.total_ranks(), e.cluster.devices(), e.cluster.nodes, e.cluster.topology.devices_per_node));
+    analysis::check_graph(e, g);
     what = fmt::format("{} trace {}: {} ranks, {} ops, on {} devices", workload::to_string(e.workload.trace_format),
                        e.workload.trace_file, g.total_ranks(), g.op_count(), e.cluster.devices());
   }

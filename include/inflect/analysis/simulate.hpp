@@ -26,6 +26,11 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
                          const plan::MemoryEstimate* memory, const std::string& plan_summary,
                          const SimulateOptions& options = {});
 
+/// Whether `graph` can run on the experiment's cluster: as many ranks as devices, and every rank
+/// simulated where devices differ (cluster.thermal, kernel jitter). Throws core::Error(input)
+/// located at the key that decides. simulate_graph checks it; `inflect validate` too.
+void check_graph(const plan::Experiment& e, const workload::ExecutionGraph& graph);
+
 /// The execution graph the experiment compiles to (what `inflect export` writes).
 workload::ExecutionGraph build_graph(const plan::Experiment& e, const SimulateOptions& options = {});
 
