@@ -5,9 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "inflect/core/error.hpp"
 #include "workload/importers.hpp"
@@ -21,14 +19,6 @@ namespace fs = std::filesystem;
 [[noreturn]] void fail(const std::string& message) { throw core::Error(core::ErrorKind::input, message); }
 
 }  // namespace
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw core::Error(core::ErrorKind::io, fmt::format("cannot open Chakra trace '{}'", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::optional<RankFile> rank_file(const fs::path& p) {
   // NAME.RANK.EXT with EXT et or json and RANK 1-9 digits (no std::regex: GCC 12's warns under

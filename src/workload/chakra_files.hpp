@@ -18,7 +18,5 @@ std::optional<RankFile> rank_file(const std::filesystem::path& p);
 /// A directory's rank files in rank order (errors: none, two traces, two files for a rank), or
 /// the one file given.
 std::vector<RankFile> list_rank_files(const std::string& path);
-/// A file's bytes (core::Error io when it cannot be read).
-std::string read_bytes(const std::string& path);
 
 }  // namespace inflect::workload::chakra

@@ -627,7 +627,7 @@ ImportedTrace import_files(const std::string& path, const std::vector<RankFile>&
 }  // namespace
 
 ImportedTrace import_chakra(const std::string& path, const TraceImportOptions& options) {
-  return import_files(path, chakra::list_rank_files(path), [](const RankFile& f) { return chakra::read_bytes(f.path); }, options);
+  return import_files(path, chakra::list_rank_files(path), [](const RankFile& f) { return read_trace_file(f.path); }, options);
 }
 
 ImportedTrace import_chakra_text(const std::string& name, const std::string& text, const TraceImportOptions& options) {

@@ -54,6 +54,10 @@ ImportedTrace import_trace_text(TraceFormat format, const std::string& name, con
   ImportedTrace t{graph_from_json(text, name), {}};
   t.summary.format = format;
   t.summary.path = name;
+  t.summary.rank_files = 1;
+  t.summary.distinct_files = 1;
+  t.summary.ranks = t.graph.total_ranks();
+  t.summary.nodes = static_cast<std::int64_t>(t.graph.op_count());
   return t;
 }
 
@@ -63,18 +67,15 @@ ImportedTrace import_trace(TraceFormat format, const std::string& path, const Tr
     case TraceFormat::kineto: return import_kineto(path, options);
     case TraceFormat::graph_json: break;
   }
+  return import_trace_text(format, path, read_trace_file(path), options);
+}
+
+std::string read_trace_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw core::Error(core::ErrorKind::io, fmt::format("cannot open trace '{}'", path));
   std::stringstream ss;
   ss << in.rdbuf();
-  ImportedTrace t{graph_from_json(ss.str(), path), {}};
-  t.summary.format = format;
-  t.summary.path = path;
-  t.summary.rank_files = 1;
-  t.summary.distinct_files = 1;
-  t.summary.ranks = t.graph.total_ranks();
-  t.summary.nodes = static_cast<std::int64_t>(t.graph.op_count());
-  return t;
+  return ss.str();
 }
 
 }  // namespace inflect::workload
