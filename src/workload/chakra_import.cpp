@@ -197,7 +197,6 @@ struct Context {
   const std::map<std::string, GroupId>& groups;  // pg_name -> group, as the files define them
   GroupId world = 0;
   int total_ranks = 0;
-  bool inflect = false;  // the file was written by inflect export
   // first node an unknown attribute was met on, for the summary
   std::map<std::string, std::pair<std::int64_t, std::string>> unknown_attrs;
 };
@@ -521,7 +520,7 @@ ImportedTrace import_files(const std::string& path, const std::vector<RankFile>&
   TraceGraphBuilder builder;
   std::map<std::string, GroupId> groups;
   std::map<std::string, ProcessGroup> pgs;
-  Context cx{options, s, builder, groups, 0, 0, false, {}};
+  Context cx{options, s, builder, groups, 0, 0, {}};
   std::optional<InflectGraph> ig;
   int total = 0;
   std::vector<RankId> all;
@@ -564,7 +563,6 @@ ImportedTrace import_files(const std::string& path, const std::vector<RankFile>&
         cx.world = builder.group(all);
       }
       cx.total_ranks = total;
-      cx.inflect = ig.has_value();
     }
     // Process groups: each file's `## process_group:init ##` (files must agree on a name).
     for (const auto& n : f.nodes)
