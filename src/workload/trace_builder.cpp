@@ -163,21 +163,24 @@ bool TraceGraphBuilder::add_rank(RankId r, const RankTrace& t, const std::string
 }
 
 bool TraceGraphBuilder::add_copy(RankId r, RankId of) {
-  for (std::uint32_t k = 0; k < g_.kept_ranks().size(); ++k)
+  // `of`'s kept rank and collectives, whether `of` was kept or stored as a replica itself.
+  std::uint32_t kept = 0;
+  const std::vector<std::uint32_t>* colls = nullptr;
+  for (std::uint32_t k = 0; k < g_.kept_ranks().size() && !colls; ++k)
     if (g_.kept_ranks()[k].rank == of) {
-      for (std::uint32_t c : g_.kept_ranks()[k].colls)
-        if (!is_member(c, r)) return false;
-      g_.add_replica(r, k, g_.kept_ranks()[k].colls);
-      return true;
+      kept = k;
+      colls = &g_.kept_ranks()[k].colls;
     }
-  for (const Replica& rep : g_.replicas())
-    if (rep.rank == of) {
-      for (std::uint32_t c : rep.colls)
-        if (!is_member(c, r)) return false;
-      g_.add_replica(r, rep.kept, rep.colls);
-      return true;
+  for (std::size_t i = 0; i < g_.replicas().size() && !colls; ++i)
+    if (g_.replicas()[i].rank == of) {
+      kept = g_.replicas()[i].kept;
+      colls = &g_.replicas()[i].colls;
     }
-  return false;
+  if (!colls) return false;
+  for (std::uint32_t c : *colls)
+    if (!is_member(c, r)) return false;
+  g_.add_replica(r, kept, *colls);  // takes a copy before it stores the replica
+  return true;
 }
 
 bool TraceGraphBuilder::is_member(std::uint32_t collective, RankId r) const {
