@@ -60,23 +60,21 @@ workload::ExecutionGraph synthetic_job(int ranks, int ops, bool vary) {
       kern.recorded = core::Time::from_seconds(base_us[k] * (1 + v / 1000.0) * 1e-6);
       kernels.push_back(g.add_kernel(kern));
     }
-  std::vector<std::uint32_t> tp_ar, dp_ar;
-  for (std::size_t i = 0; i < tp_group.size(); ++i) {
-    workload::Collective c;
-    c.name = "tp_all_reduce";
-    c.kind = workload::CollectiveKind::all_reduce;
-    c.group = tp_group[i];
-    c.bytes = core::Bytes(4.0 * 1024 * 1024);
-    tp_ar.push_back(g.add_collective(c));
-  }
-  for (std::size_t i = 0; i < dp_group.size(); ++i) {
-    workload::Collective c;
-    c.name = "dp_all_reduce";
-    c.kind = workload::CollectiveKind::all_reduce;
-    c.group = dp_group[i];
-    c.bytes = core::Bytes(64.0 * 1024 * 1024);
-    dp_ar.push_back(g.add_collective(c));
-  }
+  // an all-reduce of `bytes` on each of `groups`
+  auto all_reduces = [&](const char* name, const std::vector<workload::GroupId>& groups, double bytes) {
+    std::vector<std::uint32_t> ids;
+    for (workload::GroupId grp : groups) {
+      workload::Collective c;
+      c.name = name;
+      c.kind = workload::CollectiveKind::all_reduce;
+      c.group = grp;
+      c.bytes = core::Bytes(bytes);
+      ids.push_back(g.add_collective(c));
+    }
+    return ids;
+  };
+  const std::vector<std::uint32_t> tp_ar = all_reduces("tp_all_reduce", tp_group, 4.0 * 1024 * 1024);
+  const std::vector<std::uint32_t> dp_ar = all_reduces("dp_all_reduce", dp_group, 64.0 * 1024 * 1024);
   for (int r = 0; r < ranks; ++r) {
     std::vector<workload::OpId> prev;
     int added = 0;
