@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cstring>
 #include <set>
 
 #include "inflect/core/error.hpp"
@@ -26,7 +25,7 @@ std::optional<RankFile> rank_file(const fs::path& p) {
   const std::string name = p.filename().string();
   std::string ext;
   for (const char* e : {".et", ".json"})
-    if (name.size() > std::strlen(e) && name.compare(name.size() - std::strlen(e), std::strlen(e), e) == 0) ext = e + 1;
+    if (name.ends_with(e)) ext = e + 1;
   if (ext.empty()) return std::nullopt;
   const std::string stem = name.substr(0, name.size() - ext.size() - 1);
   const auto dot = stem.rfind('.');

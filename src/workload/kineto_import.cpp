@@ -23,10 +23,6 @@ using kineto::Trace;
 
 [[noreturn]] void fail(const std::string& what) { throw core::Error(core::ErrorKind::input, what); }
 
-bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // "rank-10.json" after "rank-9.json": digit runs compare as numbers.
 bool natural_less(const std::string& a, const std::string& b) {
   std::size_t i = 0, j = 0;
@@ -253,7 +249,7 @@ std::vector<std::string> kineto_files(const std::string& path) {
   std::vector<std::string> files;
   for (const auto& entry : fs::directory_iterator(path, ec)) {
     const std::string f = entry.path().filename().string();
-    if (entry.is_regular_file() && (ends_with(f, ".json") || ends_with(f, ".json.gz"))) files.push_back(entry.path().string());
+    if (entry.is_regular_file() && (f.ends_with(".json") || f.ends_with(".json.gz"))) files.push_back(entry.path().string());
   }
   if (ec) throw core::Error(core::ErrorKind::io, fmt::format("cannot list '{}': {}", path, ec.message()));
   if (files.empty())
