@@ -101,6 +101,17 @@ std::optional<Watts> parse_watts(std::string_view s) {
   return std::nullopt;
 }
 
+std::optional<Meters> parse_length(std::string_view s) {
+  auto sp = split_number(s);
+  if (!sp) return std::nullopt;
+  const std::string& u = sp->unit;
+  if (u == "zero") return Meters(0);
+  if (u == "m") return Meters(sp->number);
+  if (u == "km") return Meters(sp->number * 1e3);
+  if (u == "mi") return Meters(sp->number * 1609.344);  // the international statute mile
+  return std::nullopt;
+}
+
 bool is_bare_number(std::string_view s) {
   auto sp = split_number(s);
   return sp && sp->unit.empty();

@@ -19,6 +19,7 @@
 #include "inflect/plan/compiler.hpp"
 #include "inflect/plan/schedule.hpp"
 #include "inflect/plan/validate.hpp"
+#include "io/sites_loader.hpp"
 
 namespace inflect::io {
 
@@ -294,14 +295,29 @@ plan::SpeedVariability read_speed_variability(const Node& node, const plan::Clus
 }
 
 void read_cluster(const Seen& seen, const std::string& base_dir, const DeviceCatalog& catalog, plan::Experiment& e) {
-  Node topo_node = seen.require("cluster.topology");
-  std::string topo_path = resolve(topo_node, base_dir, "topology");
-  e.cluster.topology = load_topology(topo_path);
+  const auto sites = seen.get("cluster.sites");
+  const auto wan = seen.get("cluster.wan");
+  if (wan && !sites) wan->fail("cluster.wan joins sites; give cluster.sites too");
+  const auto given_topology = seen.get("cluster.topology");
+  if (!given_topology && !sites) (void)seen.require("cluster.topology");
+  if (given_topology) e.cluster.topology = load_topology(resolve(*given_topology, base_dir, "topology"));
+  if (sites) {
+    const std::int64_t total = read_sites(
+        *sites, wan, [&](const Node& n) { return resolve(n, base_dir, "topology"); }, given_topology.has_value(),
+        e.cluster.topology);
+    if (auto n = seen.get("cluster.nodes"); n && read_int(*n, option("cluster.nodes")) != total)
+      n->fail(fmt::format("the sites hold {} nodes; leave cluster.nodes out or give {}", total, total));
+    if (total > option("cluster.nodes").max)
+      sites->fail(fmt::format("the sites hold {} nodes; at most {} are supported", total, option("cluster.nodes").max));
+    e.cluster.nodes = static_cast<int>(total);
+  } else {
+    e.cluster.nodes = static_cast<int>(read_int(seen.value("cluster.nodes"), option("cluster.nodes")));
+  }
+  const Node topo_node = given_topology ? *given_topology : sites->items().front().child("topology");
   const auto& topo = e.cluster.topology;
   if (topo.devices_per_node <= 0)
     topo_node.fail(fmt::format("topology '{}' has {} devices per node; expected at least 1", topo.name,
                                topo.devices_per_node));
-  e.cluster.nodes = static_cast<int>(read_int(seen.value("cluster.nodes"), option("cluster.nodes")));
 
   // The cluster's device: cluster.device_file's, else cluster.device's, else the topology's (which
   // may name the device file's device, or one added with --catalog).
@@ -337,6 +353,12 @@ void read_cluster(const Seen& seen, const std::string& base_dir, const DeviceCat
   if (auto a = seen.get("cluster.collective_algorithm")) {
     const std::string name = a->as_choice(option("cluster.collective_algorithm").allowed);
     e.cluster.topology.collectives.algorithm = name == "auto" ? std::nullopt : net::parse_algorithm(name);
+  }
+  if (auto x = seen.get("cluster.cross_site_collectives")) {
+    const std::string name = x->as_choice(option("cluster.cross_site_collectives").allowed);
+    e.cluster.topology.collectives.cross_site = name == "flat"           ? net::CrossSite::flat
+                                                : name == "hierarchical" ? net::CrossSite::hierarchical
+                                                                         : net::CrossSite::automatic;
   }
   if (auto p = seen.get("cluster.collective_protocol")) {
     const std::string name = p->as_choice(option("cluster.collective_protocol").allowed);
@@ -695,7 +717,6 @@ plan::Experiment parse_document(const Node& root, const std::string& base_dir, b
   for (const char* s : {"cluster", "training", "training.fp8", "training.optimizer", "parallel", "workload"})
     if (auto n = seen.get(s)) seen.read_section(*n, s);
   (void)seen.require("cluster");
-  (void)seen.require("cluster.topology");
 
   plan::Experiment e;
   e.file = root.file();

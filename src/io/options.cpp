@@ -77,11 +77,28 @@ std::vector<OptionSpec> build() {
                   "Name of the experiment, echoed in the report."));
 
   t.push_back(section("cluster", D::required, "The hardware: a topology file, its node count, the device."));
-  t.push_back(opt("cluster.topology", T::path, "", D::required, "",
+  t.push_back(opt("cluster.topology", T::path, "", D::derived, "the first site's, with cluster.sites; else required",
                   "Topology YAML (topologies/*.yaml), relative to this file, else the current "
-                  "directory, else the project root."));
+                  "directory, else the project root. Required unless cluster.sites is given."));
   t.push_back(integer("cluster.nodes", "nodes", D::value, "1", 1, kMaxNodes,
-                      "Number of nodes; devices = nodes * the topology's devices_per_node."));
+                      "Number of nodes; devices = nodes * the topology's devices_per_node. With "
+                      "cluster.sites: the sites' nodes summed (given too, it must equal that)."));
+  OptionSpec sites = opt("cluster.sites", T::list, "", D::none, "",
+                  "A geo-distributed cluster (docs/geo.md): its sites in node order, each `{name: N, "
+                  "topology: FILE, nodes: K}`: a data centre or a building, its own scale-out fabric "
+                  "(the file's scale_out) over K nodes of the cluster's device and node fabric. Two or "
+                  "more sites need cluster.wan.");
+  sites.allowed = {"{name: N, topology: FILE, nodes: K}"};
+  t.push_back(sites);
+  OptionSpec wan = opt("cluster.wan", T::list, "", D::none, "",
+                  "The links between sites (docs/geo.md), each `{between: [A, B], bandwidth: 400Gb/s "
+                  "(per circuit, per direction) | oversubscription: X (of the smaller site's NICs), "
+                  "circuits: N (default 1), latency: 5ms (one way) | distance: 1000km (fiber at 4.9 "
+                  "us/km) with detour: F (default 1), loss: P (default 0), transport: ideal | {kind: "
+                  "tcp | rdma, window: 4MiB, streams: 16, segment: 1448B}}`. Transfers between sites "
+                  "route over the least-latency chain of links and share them max-min.");
+  wan.allowed = {"{between: [A, B], bandwidth | oversubscription, latency | distance, transport, ...}"};
+  t.push_back(wan);
   t.push_back(opt("cluster.device", T::string, "", D::derived, "the topology's device",
                   "Device catalog name (`inflect devices`; with `--catalog DIR`, DIR's devices too) "
                   "overriding the topology's device."));
@@ -118,6 +135,13 @@ std::vector<OptionSpec> build() {
                      "the collective library's choice by size and group. Overrides the topology's "
                      "`collectives.algorithm`; a group the algorithm cannot serve is an input error (broadcast "
                      "and reduce run on rings only, as in NCCL)."));
+  t.push_back(choice("cluster.cross_site_collectives", {"auto", "flat", "hierarchical"}, "auto",
+                     "How a collective over several sites runs (docs/geo.md): `hierarchical` reduce-scatters "
+                     "inside each site, all-reduces across sites between members of equal position and "
+                     "all-gathers inside (Nemotron-4 340B across two data centres; Megatron-Core's "
+                     "hierarchical groups), where every site holds the same number (>= 2) of the group's "
+                     "members; `flat` runs the library's algorithm over the whole group (rings laid out "
+                     "site by site); `auto`: whichever is faster uncontended."));
   t.push_back(choice("cluster.collective_protocol", {"auto", "ll", "ll128", "simple"}, "auto",
                      "Run every collective with this protocol; `auto`: the library's choice. Overrides the "
                      "topology's `collectives.protocol`."));

@@ -116,6 +116,9 @@ core::Seconds Node::as_duration() const {
 core::Watts Node::as_watts() const {
   return parse_quantity<core::Watts>(*this, core::parse_watts, "a power", "700W or 0.7kW", "W with a k or M prefix");
 }
+core::Meters Node::as_length() const {
+  return parse_quantity<core::Meters>(*this, core::parse_length, "a distance", "1000km or 800m", "m, km, mi");
+}
 core::FlopRate Node::as_flop_rate() const {
   return parse_quantity<core::FlopRate>(*this, core::parse_flop_rate, "a FLOP rate", "989TFLOP/s", "FLOP/s or FLOPS with a G, T or P prefix");
 }

@@ -8,6 +8,7 @@
 
 #include "inflect/core/error.hpp"
 #include "net/collective_loads.hpp"
+#include "net/cross_site.hpp"
 
 namespace inflect::net {
 namespace {
@@ -30,10 +31,12 @@ struct Shape {
   Algorithm algorithm = Algorithm::ring;
   TransferPhase payload;  // payload bytes per link (algorithm-specific scaling included)
   double payload_s = 0;   // its bottleneck link's time for the payload
-  int intra_steps = 0;    // steps inside a node, and across nodes (each at least the longest route)
-  int inter_steps = 0;
+  int intra_steps = 0;    // steps inside a node, across nodes of a site and between sites (each at
+  int inter_steps = 0;    // least the longest route of its kind)
+  int wan_steps = 0;
   double intra_route = 0;
   double inter_route = 0;
+  double wan_route = 0;
   int nodes = 1;
   bool chained = false;   // a chain from one source even if its algorithm is a ring (broadcast, reduce)
 };
@@ -50,27 +53,41 @@ std::vector<Shape> shapes(CollectiveOp op, std::span<const DeviceId> m, double n
   const bool ar = op == CollectiveOp::all_reduce;
   const bool rs_ag = op == CollectiveOp::reduce_scatter || op == CollectiveOp::all_gather;
   auto want = [&](Algorithm a) { return !only || *only == a; };
-  auto add = [&](Algorithm a, int intra_steps, int inter_steps, auto&& build) {
+  // Steps across sites, of the `inter_steps` across nodes: a step waits for its slowest hop, and
+  // a chunk's chain of hops crosses each WAN boundary it must (see wan_steps below).
+  auto add = [&](Algorithm a, int intra_steps, int inter_steps, auto&& build, int wan_steps = 0) {
     loads::PhaseBuilder b(topo);
     build(b);
     Shape s;
     s.algorithm = a;
     s.intra_steps = intra_steps;
-    s.inter_steps = inter_steps;
+    s.wan_steps = std::min(wan_steps, inter_steps);
+    s.inter_steps = inter_steps - s.wan_steps;
     s.intra_route = b.intra_route_latency();
     s.inter_route = b.inter_route_latency();
+    s.wan_route = b.wan_route_latency();
     s.nodes = l.nodes;
     s.payload = b.finish(1.0);
     s.payload_s = bottleneck_s(s.payload.link_bytes, topo);
     out.push_back(std::move(s));
   };
   const int log_nodes = std::max(1, floor_log2(l.nodes));
+  // Steps whose hop crosses a WAN boundary. A ring's step waits on its predecessor's, so the
+  // chunk that finishes last has walked p - 1 consecutive ring edges (2(p - 1) for all-reduce):
+  // every one of the S boundary crossings of a ring laid out site by site (twice for
+  // all-reduce; S - 1 when every edge crosses, p = S), not p - 1 WAN latencies. A chain from a root crosses S - 1; a binary tree over
+  // site-contiguous nodes crosses at its top ceil(log2 S) levels, up and down.
+  const int sites = l.sites;
+  const int ceil_log_sites = sites > 1 ? floor_log2(sites - 1) + 1 : 0;
+  const int ring_wan = sites > 1 ? (ar ? 2 : 1) * std::min(sites, p - 1) : 0;
+  const int tree_wan = 2 * ceil_log_sites;
 
   if (op == CollectiveOp::send_recv) {
     core::check_invariant(p == 2, "send_recv needs exactly two members");
     const bool across = topo.node_of(m[0]) != topo.node_of(m[1]);
     if (want(Algorithm::p2p))
-      add(Algorithm::p2p, across ? 0 : 1, across ? 1 : 0, [&](loads::PhaseBuilder& b) { b.add_route(m[0], m[1], n); });
+      add(Algorithm::p2p, across ? 0 : 1, across ? 1 : 0, [&](loads::PhaseBuilder& b) { b.add_route(m[0], m[1], n); },
+          sites > 1 ? 1 : 0);
     return out;
   }
   if (op == CollectiveOp::broadcast || op == CollectiveOp::reduce) {
@@ -84,7 +101,8 @@ std::vector<Shape> shapes(CollectiveOp op, std::span<const DeviceId> m, double n
     if (want(Algorithm::ring)) {
       const int inter = l.nodes - 1;
       const loads::RingCut cut{m[0], op == CollectiveOp::broadcast};
-      add(Algorithm::ring, p - 1 - inter, inter, [&](loads::PhaseBuilder& b) { loads::ring(b, l, m, n, topo, cut); });
+      add(Algorithm::ring, p - 1 - inter, inter, [&](loads::PhaseBuilder& b) { loads::ring(b, l, m, n, topo, cut); },
+          sites - 1);
       out.back().chained = true;
     }
     return out;
@@ -93,36 +111,44 @@ std::vector<Shape> shapes(CollectiveOp op, std::span<const DeviceId> m, double n
     // Every pair at once (NCCL groups the sends and receives): one step, not p - 1.
     if (want(Algorithm::pairwise))
       add(Algorithm::pairwise, l.nodes == 1 ? 1 : 0, l.nodes == 1 ? 0 : 1,
-          [&](loads::PhaseBuilder& b) { loads::direct(b, m, n / pp); });
+          [&](loads::PhaseBuilder& b) { loads::direct(b, m, n / pp); }, sites > 1 ? 1 : 0);
     return out;
   }
   if (want(Algorithm::ring)) {
     const int steps = ar ? 2 * (p - 1) : p - 1;
     const int inter = l.nodes == 1 ? 0 : (ar ? 2 * (l.nodes - 1) : l.nodes - 1);
     const double per_edge = (ar ? 2 : 1) * (pp - 1) / pp * n;
-    add(Algorithm::ring, steps - inter, inter, [&](loads::PhaseBuilder& b) { loads::ring(b, l, m, per_edge, topo); });
+    add(Algorithm::ring, steps - inter, inter, [&](loads::PhaseBuilder& b) { loads::ring(b, l, m, per_edge, topo); },
+        ring_wan);
   }
   if (ar && l.nodes > 1 && l.uniform && want(Algorithm::tree))
-    add(Algorithm::tree, 2 * (l.per_node - 1), 2 * log_nodes, [&](loads::PhaseBuilder& b) { loads::tree(b, l, n); });
+    add(Algorithm::tree, 2 * (l.per_node - 1), 2 * log_nodes, [&](loads::PhaseBuilder& b) { loads::tree(b, l, n); },
+        tree_wan);
   const bool nvls_ok = intra.kind == IntraFabricKind::switched && intra.nvls && intra.nvls_efficiency > 0;
   // NVLS runs slower than the ports' collective rate: its bytes weigh efficiency / nvls_efficiency.
   const double nvls_scale = nvls_ok ? intra.efficiency / intra.nvls_efficiency : 1;
   if (ar && nvls_ok && l.nodes == 1 && p >= 2 && want(Algorithm::nvls))
     add(Algorithm::nvls, 1, 0, [&](loads::PhaseBuilder& b) { loads::nvls(b, l, n, nvls_scale); });
   if (ar && nvls_ok && l.nodes > 1 && l.uniform && l.per_node >= 2 && want(Algorithm::nvls_tree))
-    add(Algorithm::nvls_tree, 1, 2 * log_nodes, [&](loads::PhaseBuilder& b) {
-      loads::nvls(b, l, n, nvls_scale);
-      loads::rail_trees(b, l, n / l.per_node);
-    });
+    add(
+        Algorithm::nvls_tree, 1, 2 * log_nodes,
+        [&](loads::PhaseBuilder& b) {
+          loads::nvls(b, l, n, nvls_scale);
+          loads::rail_trees(b, l, n / l.per_node);
+        },
+        tree_wan);
   // CollNet Direct: a direct reduce-scatter to each rail's device inside the node, the switch tree
-  // reduces across nodes, a direct all-gather back (one pipelined phase).
-  if (ar && topo.spec().scale_out.in_network_reduction && l.nodes > 1 && l.uniform && want(Algorithm::collnet))
+  // reduces across nodes, a direct all-gather back (one pipelined phase). The switches of one site
+  // reduce: a group across sites cannot use them.
+  if (ar && sites == 1 && topo.scale_out_of_node(topo.node_of(m[0])).in_network_reduction && l.nodes > 1 && l.uniform &&
+      want(Algorithm::collnet))
     add(Algorithm::collnet, l.per_node > 1 ? 2 : 0, 1, [&](loads::PhaseBuilder& b) {
       for (const auto& node : l.by_node) loads::direct(b, node, 2 * n / static_cast<double>(node.size()));
       loads::in_network(b, l, n / l.per_node, topo);
     });
   if (rs_ag && l.nodes > 1 && l.uniform && l.per_node == 1 && want(Algorithm::pat))
-    add(Algorithm::pat, p, log_nodes, [&](loads::PhaseBuilder& b) { loads::ring(b, l, m, (pp - 1) / pp * n, topo); });
+    add(Algorithm::pat, p, log_nodes, [&](loads::PhaseBuilder& b) { loads::ring(b, l, m, (pp - 1) / pp * n, topo); },
+        ceil_log_sites);
   if ((ar || rs_ag) && l.nodes == 1 && intra.kind == IntraFabricKind::mesh && want(Algorithm::direct))
     add(Algorithm::direct, ar ? 2 : 1, 0, [&](loads::PhaseBuilder& b) { loads::direct(b, m, (ar ? 2 : 1) * n / pp); });
   return out;
@@ -146,7 +172,8 @@ std::optional<CollectiveCostModel::Line> priced(const Shape& shape, Protocol pr,
   line.protocol = pr;
   line.base_s = cost->base.value() + tuning.software_overhead.value();
   line.steps_s = shape.intra_steps * std::max(cost->intra_step.value(), shape.intra_route) +
-                 shape.inter_steps * std::max(cost->inter_step.value(), shape.inter_route);
+                 shape.inter_steps * std::max(cost->inter_step.value(), shape.inter_route) +
+                 shape.wan_steps * std::max(cost->inter_step.value(), shape.wan_route);
   line.s_per_byte = n > 0 ? shape.payload_s / cost->bandwidth_factor / n : 0;
   if (pr == Protocol::ll && shape.nodes > 1) {
     const core::Bandwidth cap = shape.nodes == 2 ? lib.ll_max_busbw_two_nodes : lib.ll_max_busbw_more_nodes;
@@ -290,7 +317,8 @@ const CollectiveCostModel::Line& CollectiveCostModel::best(core::Bytes bytes) co
 
 core::Seconds estimate_time(const LoweredCollective& c, const Topology& topo) {
   double t = 0;
-  for (const auto& ph : c.phases) t += ph.latency.value() + bottleneck_s(ph.link_bytes, topo);
+  for (const auto& ph : c.phases)
+    t += ph.latency.value() + std::max(bottleneck_s(ph.link_bytes, topo), ph.max_link_bytes / ph.rate_bound);
   return core::Seconds(t);
 }
 
@@ -307,9 +335,11 @@ void attach_fit(Choices& c, CollectiveOp op, const Topology& topo) {
 
 }  // namespace
 
-LoweredCollective lower_collective(CollectiveOp op, std::span<const DeviceId> members, core::Bytes bytes,
-                                   const Topology& topo, const CollectiveTuning& tuning) {
-  if (members.size() <= 1) return LoweredCollective{};
+namespace {
+
+/// The collective as one pipelined phase of the chosen algorithm and protocol.
+LoweredCollective lower_flat(CollectiveOp op, std::span<const DeviceId> members, core::Bytes bytes, const Topology& topo,
+                             const CollectiveTuning& tuning) {
   const double n = bytes.value();
   Choices all = choices(op, members, n, topo, tuning);
   attach_fit(all, op, topo);
@@ -336,11 +366,25 @@ LoweredCollective lower_collective(CollectiveOp op, std::span<const DeviceId> me
     ph.max_link_bytes = std::max(ph.max_link_bytes, wire);
   }
   ph.latency = core::Seconds(std::max(0.0, model.time(bytes).value() - link_time));
+  ph.rate_bound = transport_bound(ph, topo);
   LoweredCollective out;
   out.algorithm = to_string(shape.algorithm);
   out.protocol = to_string(line.protocol);
   out.phases.push_back(std::move(ph));
   return out;
+}
+
+}  // namespace
+
+LoweredCollective lower_collective(CollectiveOp op, std::span<const DeviceId> members, core::Bytes bytes,
+                                   const Topology& topo, const CollectiveTuning& tuning) {
+  if (members.size() <= 1) return LoweredCollective{};
+  if (topo.sites() == 1 || tuning.cross_site == CrossSite::flat) return lower_flat(op, members, bytes, topo, tuning);
+  std::optional<LoweredCollective> hier = lower_hierarchical(op, members, bytes, topo, tuning);
+  if (hier && tuning.cross_site == CrossSite::hierarchical) return std::move(*hier);
+  LoweredCollective flat = lower_flat(op, members, bytes, topo, tuning);
+  if (hier && estimate_time(*hier, topo) < estimate_time(flat, topo)) return std::move(*hier);
+  return flat;
 }
 
 CollectiveCostModel collective_cost_model(CollectiveOp op, std::span<const DeviceId> members, const Topology& topo,

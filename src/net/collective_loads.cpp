@@ -35,7 +35,9 @@ void PhaseBuilder::add_route(DeviceId a, DeviceId b, double bytes) {
     if (s.bytes[l] == 0) s.touched.push_back(l);
     s.bytes[l] += bytes;
   }
-  double& lat = topo_.node_of(a) == topo_.node_of(b) ? intra_latency_ : inter_latency_;
+  double& lat = topo_.node_of(a) == topo_.node_of(b) ? intra_latency_
+                : topo_.site_of(a) == topo_.site_of(b) ? inter_latency_
+                                                       : wan_latency_;
   lat = std::max(lat, p.latency.value());
 }
 
@@ -59,7 +61,7 @@ TransferPhase PhaseBuilder::finish(double wire_factor) {
     s.bytes[l] = 0;
   }
   s.touched.clear();
-  intra_latency_ = inter_latency_ = 0;
+  intra_latency_ = inter_latency_ = wan_latency_ = 0;
   return ph;
 }
 
@@ -75,6 +77,20 @@ Layout layout_of(std::span<const DeviceId> members, const Topology& topo) {
     } else {
       l.by_node[it->second].push_back(d);
     }
+  }
+  if (topo.sites() > 1) {
+    // Site by site, in the order the sites first appear in the group.
+    std::vector<int> rank_of_site(static_cast<std::size_t>(topo.sites()), -1);
+    int next = 0;
+    for (const auto& node : l.by_node) {
+      int& r = rank_of_site[static_cast<std::size_t>(topo.site_of(node.front()))];
+      if (r < 0) r = next++;
+    }
+    l.sites = next;
+    std::stable_sort(l.by_node.begin(), l.by_node.end(), [&](const auto& x, const auto& y) {
+      return rank_of_site[static_cast<std::size_t>(topo.site_of(x.front()))] <
+             rank_of_site[static_cast<std::size_t>(topo.site_of(y.front()))];
+    });
   }
   l.nodes = static_cast<int>(l.by_node.size());
   l.per_node = l.by_node.empty() ? 0 : static_cast<int>(l.by_node.front().size());
@@ -136,8 +152,12 @@ void ring(PhaseBuilder& b, const Layout& l, std::span<const DeviceId> members, d
     return;
   }
   if (!l.uniform || l.per_node < 2) {
-    // One member per node (or an uneven group): one ring in group order, each hop on its rail.
-    for (std::size_t i = 0; i < p; ++i) edge(members[i], members[(i + 1) % p], per_edge);
+    // One member per node (or an uneven group): one ring in group order (site by site), each hop
+    // on its rail.
+    std::vector<DeviceId> order;
+    order.reserve(p);
+    for (const auto& node : l.by_node) order.insert(order.end(), node.begin(), node.end());
+    for (std::size_t i = 0; i < p; ++i) edge(order[i], order[(i + 1) % p], per_edge);
     return;
   }
   // One channel per rail c (and per ring order on a mesh): each node's members from the rail's
@@ -221,7 +241,8 @@ void rail_trees(PhaseBuilder& b, const Layout& l, double per_rail) {
 }
 
 void in_network(PhaseBuilder& b, const Layout& l, double per_rail, const Topology& topo) {
-  const ScaleOutFabric& so = topo.spec().scale_out;
+  // A group in one site (CollNet does not cross sites): that site's fabric.
+  const ScaleOutFabric& so = topo.scale_out_of_node(topo.node_of(l.by_node.front().front()));
   // A message into the switch and back: the NIC path and one switch, each way.
   const double hop = so.nic_latency.value() + so.switch_latency.value();
   for (int j = 0; j < l.per_node; ++j) {

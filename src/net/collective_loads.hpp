@@ -13,8 +13,8 @@ namespace inflect::net::loads {
 /// Accumulates bytes per link for one phase, then emits them sorted. Loads add up in a dense
 /// per-link array (one per thread, sized to the topology) and only the links touched are sorted:
 /// a 128-rank ring over a 16k-GPU fabric touches ~500 links, and is lowered hundreds of times.
-/// Also keeps the longest route latency inside a node and across nodes: a step of the algorithm
-/// takes at least that long, whatever the library's figure.
+/// Also keeps the longest route latency inside a node, across nodes of a site and between sites:
+/// a step of the algorithm takes at least that long, whatever the library's figure.
 class PhaseBuilder {
  public:
   explicit PhaseBuilder(const Topology& topo);
@@ -25,6 +25,7 @@ class PhaseBuilder {
   void add_link(LinkId l, double bytes, double latency);
   double intra_route_latency() const { return intra_latency_; }
   double inter_route_latency() const { return inter_latency_; }
+  double wan_route_latency() const { return wan_latency_; }
   /// The phase, every link's bytes divided by `wire_factor` (payload per wire byte); resets.
   TransferPhase finish(double wire_factor);
 
@@ -32,12 +33,15 @@ class PhaseBuilder {
   const Topology& topo_;
   double intra_latency_ = 0;
   double inter_latency_ = 0;
+  double wan_latency_ = 0;
 };
 
-/// The members grouped by node, group order kept.
+/// The members grouped by node, group order kept, the nodes of one site together (in the order
+/// their sites first appear): rings and chains then cross each WAN boundary once per direction.
 struct Layout {
   bool uniform = false;  // every node of the group holds the same number of members
   int nodes = 0;
+  int sites = 1;         // sites the group spans
   int per_node = 0;      // members in the first node (all nodes when uniform)
   std::vector<std::vector<DeviceId>> by_node;
 };

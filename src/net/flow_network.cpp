@@ -21,7 +21,7 @@ FlowNetwork::FlowNetwork(const std::vector<Link>& links) {
 }
 
 FlowNetwork::TransferId FlowNetwork::start(core::Time now, std::span<const std::pair<LinkId, double>> link_weights,
-                                           double bytes) {
+                                           double bytes, double bound) {
   TransferId id;
   if (!free_.empty()) {
     id = free_.back();
@@ -38,7 +38,7 @@ FlowNetwork::TransferId FlowNetwork::start(core::Time now, std::span<const std::
     instant_.push_back(id);
     return id;
   }
-  t.var = solver_.add_variable(link_weights);
+  t.var = solver_.add_variable(link_weights, bound);
   if (by_var_.size() <= t.var) by_var_.resize(t.var + 1);
   by_var_[t.var] = id;
   return id;

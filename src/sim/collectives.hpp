@@ -147,7 +147,7 @@ inline void Collectives::start_phase(ActivePhaseId a, core::Time now) {
 
 inline void Collectives::start_transfer(ActivePhaseId a, core::Time now) {
   const auto& ph = lowering_.phases(instances_[active_[a].instance].lowered)[active_[a].phase];
-  const auto t = net_.start(now, ph.weights, ph.bytes);
+  const auto t = net_.start(now, ph.weights, ph.bytes, ph.bound);
   if (transfer_owner_.size() <= t) transfer_owner_.resize(t + 1, ActivePhaseId::none());
   transfer_owner_[t] = a;
   ++transfers_;

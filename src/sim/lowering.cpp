@@ -63,13 +63,17 @@ std::vector<ReadyPhase> CollectiveLowering::lower(workload::GroupId group, workl
     return !rep_node[static_cast<std::size_t>(node)];
   };
   net::CollectiveTuning mirror_tuning = tuning_;
-  mirror_tuning.algorithm = net::parse_algorithm(rep.algorithm);
-  mirror_tuning.protocol = net::parse_protocol(rep.protocol);
+  // A hierarchical lowering's parts choose their own algorithms; its mirrors are lowered the same
+  // way (hierarchical, unforced), a flat one's with the representative's algorithm and protocol.
+  mirror_tuning.cross_site = rep.hierarchical ? net::CrossSite::hierarchical : net::CrossSite::flat;
+  mirror_tuning.algorithm = rep.hierarchical ? tuning_.algorithm : net::parse_algorithm(rep.algorithm);
+  mirror_tuning.protocol = rep.hierarchical ? tuning_.protocol : net::parse_protocol(rep.protocol);
   std::vector<ReadyPhase> out;
   for (const auto& ph : rep.phases) {
     ReadyPhase r;
     r.bytes = ph.max_link_bytes;
     r.latency = core::Time::from(ph.latency);
+    r.bound = ph.rate_bound;
     if (r.bytes > 0)
       for (const auto& [l, b] : ph.link_bytes) r.weights.push_back({l, b / r.bytes});
     out.push_back(std::move(r));

@@ -7,6 +7,7 @@
 
 #include "inflect/core/time.hpp"
 #include "inflect/net/collective.hpp"
+#include "inflect/net/maxmin.hpp"
 #include "inflect/net/topology.hpp"
 #include "inflect/workload/exec_graph.hpp"
 #include "sim/ids.hpp"
@@ -18,6 +19,7 @@ struct ReadyPhase {
   std::vector<std::pair<net::LinkId, double>> weights;
   double bytes = 0;
   core::Time latency;
+  double bound = net::MaxMinSystem::kUnbounded;  // the most its rate may be (a WAN transport's limit)
 };
 
 class CollectiveLowering {

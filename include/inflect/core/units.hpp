@@ -43,6 +43,7 @@ struct BandwidthTag {};  // bytes per second
 struct FlopRateTag {};   // FLOP per second
 struct WattsTag {};
 struct SecondsTag {};
+struct MetersTag {};      // distance (a fiber route's length)
 struct JoulesTag {};
 /// Degrees Celsius, for temperatures and for differences of them (the RC model works in both).
 struct CelsiusTag {};
@@ -55,6 +56,7 @@ using Bandwidth = Quantity<BandwidthTag>;
 using FlopRate = Quantity<FlopRateTag>;
 using Watts = Quantity<WattsTag>;
 using Seconds = Quantity<SecondsTag>;
+using Meters = Quantity<MetersTag>;
 using Joules = Quantity<JoulesTag>;
 using Celsius = Quantity<CelsiusTag>;
 using ThermalResistance = Quantity<ThermalResistanceTag>;

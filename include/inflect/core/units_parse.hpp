@@ -20,6 +20,8 @@ std::optional<Seconds> parse_duration(std::string_view s);
 std::optional<FlopRate> parse_flop_rate(std::string_view s);
 /// "700W", "0.7kW"; a plain number is refused.
 std::optional<Watts> parse_watts(std::string_view s);
+/// "1000km", "800m", "620mi" (statute miles); a plain number is refused.
+std::optional<Meters> parse_length(std::string_view s);
 /// True when `s` is a positive number with no unit after it ("400", "0.6"): the parsers above
 /// refuse it, and the caller's message says which units are accepted.
 bool is_bare_number(std::string_view s);

@@ -43,6 +43,7 @@ class Node {
   core::Bandwidth as_bandwidth() const;
   core::Seconds as_duration() const;
   core::Watts as_watts() const;
+  core::Meters as_length() const;
   core::FlopRate as_flop_rate() const;
   /// One of `allowed`, else an error listing them (with a did-you-mean).
   std::string as_choice(const std::vector<std::string>& allowed) const;

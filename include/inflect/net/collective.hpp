@@ -32,6 +32,7 @@
 // the same with its own figures); ties go to the order of the Algorithm and Protocol enums.
 // Bus bandwidth follows nccl-tests: busbw = algbw * factor (all-reduce 2(p-1)/p; RS, AG, all-to-all
 // (p-1)/p; send/recv, broadcast, reduce 1).
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -51,12 +52,18 @@ struct TransferPhase {
   std::vector<std::pair<LinkId, double>> link_bytes;
   double max_link_bytes = 0;  // the largest entry: the transfer's reference size
   core::Seconds latency;
+  /// The most the transfer's rate may be, in bytes of its reference size per second: the WAN
+  /// transports it crosses (Topology::transport_limit) scaled by its bytes there; infinity without.
+  double rate_bound = std::numeric_limits<double>::infinity();
 };
 
 struct LoweredCollective {
   std::vector<TransferPhase> phases;
-  const char* algorithm = "none";  // to_string(Algorithm), or "none" for a group of one
+  const char* algorithm = "none";  // to_string(Algorithm), "hierarchical", or "none" for a group of one
   const char* protocol = "none";
+  /// Lowered in its hierarchical form across sites (cross_site.hpp): reduce-scatter inside each
+  /// site, all-reduce across, all-gather inside, each part with its own algorithm.
+  bool hierarchical = false;
 };
 
 struct CollectiveTuning {
@@ -67,6 +74,7 @@ struct CollectiveTuning {
   /// a profile); none = the library's choice. An algorithm not valid for a group is an input error.
   std::optional<Algorithm> algorithm;
   std::optional<Protocol> protocol;
+  CrossSite cross_site = CrossSite::automatic;
 
   /// What the topology (and an experiment's override, which the loader puts there) asks for: its
   /// `collective_overhead` and `collectives.algorithm` / `.protocol`.
@@ -75,6 +83,7 @@ struct CollectiveTuning {
     t.software_overhead = spec.collective_overhead;
     t.algorithm = spec.collectives.algorithm;
     t.protocol = spec.collectives.protocol;
+    t.cross_site = spec.collectives.cross_site;
     return t;
   }
 };
@@ -88,7 +97,8 @@ struct CollectiveTuning {
 LoweredCollective lower_collective(CollectiveOp op, std::span<const DeviceId> members, core::Bytes bytes,
                                    const Topology& topo, const CollectiveTuning& tuning = {});
 
-/// The uncontended time of a lowered collective: sum over phases of latency + bottleneck time.
+/// The uncontended time of a lowered collective: sum over phases of latency + the longer of its
+/// bottleneck link's time and its bytes at its rate bound.
 core::Seconds estimate_time(const LoweredCollective& c, const Topology& topo);
 
 /// The uncontended time of a collective over one group as a function of its size, without

@@ -41,6 +41,11 @@ enum class Algorithm : unsigned char {
 inline constexpr int kAlgorithms = 9;
 
 enum class Protocol : unsigned char { ll, ll128, simple };
+
+/// How a collective over several sites runs (`cluster.cross_site_collectives`): `automatic` takes
+/// the flat or the hierarchical form (reduce-scatter inside each site, all-reduce across,
+/// all-gather inside), whichever is faster uncontended; the others force one.
+enum class CrossSite : unsigned char { automatic, flat, hierarchical };
 inline constexpr int kProtocols = 3;
 
 /// broadcast and reduce are rooted at the group's members[0] (net/collective.hpp); NCCL runs them on

@@ -24,9 +24,11 @@ class FlowNetwork {
   /// `capacities[l]` in bytes/s for every link id of the topology.
   explicit FlowNetwork(const std::vector<Link>& links);
 
-  /// Starts a transfer of `bytes` (its reference size) putting weight * rate on each listed link.
+  /// Starts a transfer of `bytes` (its reference size) putting weight * rate on each listed link,
+  /// its rate never above `bound` (bytes/s of the reference size: a WAN transport's limit).
   /// A transfer over no link completes at `now`.
-  TransferId start(core::Time now, std::span<const std::pair<LinkId, double>> link_weights, double bytes);
+  TransferId start(core::Time now, std::span<const std::pair<LinkId, double>> link_weights, double bytes,
+                   double bound = MaxMinSystem::kUnbounded);
   /// Ends a transfer (it completed; its remaining bytes are taken as zero).
   void finish(TransferId t);
   /// Re-solves rates after starts and finishes at `now`; appends (transfer, new completion time)

@@ -8,6 +8,7 @@
 
 #include "inflect/core/units.hpp"
 #include "inflect/net/collective_library.hpp"
+#include "inflect/net/wan_transport.hpp"
 
 namespace inflect::net {
 
@@ -69,8 +70,33 @@ struct CollectiveSettings {
   CollectiveLibrary library = CollectiveLibrary::ideal();  // calibration/collectives/<name>.yaml
   std::optional<Algorithm> algorithm;   // `collectives.algorithm`, none = the library's choice
   std::optional<Protocol> protocol;     // `collectives.protocol`
+  CrossSite cross_site = CrossSite::automatic;  // `cluster.cross_site_collectives`
   /// A calibrated profile's fits (`--profile`), applied on top of the library's model.
   CollectiveProfile profile;
+};
+
+/// One site of a geo-distributed cluster (`cluster.sites`): a data centre, or a building of a
+/// campus, with its own scale-out fabric (from its own topology file) and a contiguous block of
+/// the cluster's nodes, in the order the sites are listed. Every site runs the cluster's device
+/// and node fabric.
+struct SiteSpec {
+  std::string name;
+  int nodes = 0;
+  ScaleOutFabric scale_out;
+  std::string file;  // the site's topology file (for messages)
+};
+
+/// A link between two sites (`cluster.wan`), both directions. Its capacity is `bandwidth` x
+/// `circuits` per direction, or, when `oversubscription` is given instead of a bandwidth, the
+/// smaller site's total NIC bandwidth divided by it (the site edge of a campus).
+struct WanLinkSpec {
+  int a = 0, b = 0;              // site indices
+  core::Bandwidth bandwidth;     // per circuit per direction; 0 when oversubscription is given
+  int circuits = 1;
+  double oversubscription = 0;   // 0 = bandwidth is given
+  core::Seconds latency;         // one way
+  double loss = 0;               // packet loss probability
+  WanTransport transport;
 };
 
 struct TopologySpec {
@@ -87,6 +113,10 @@ struct TopologySpec {
   NodePower power;
   std::map<std::string, std::string> sources;
   std::string file;
+  /// A geo-distributed cluster: its sites in node order (empty: one site, this spec's scale-out)
+  /// and the WAN links joining them.
+  std::vector<SiteSpec> sites;
+  std::vector<WanLinkSpec> wan;
 };
 
 }  // namespace inflect::net

@@ -1,0 +1,106 @@
+#include "net/cross_site.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <vector>
+
+namespace inflect::net {
+
+namespace {
+
+/// Phases of sub-collectives that run at once, merged: link bytes summed, the longest latency, and
+/// the tightest rate bound rescaled to the merged reference size.
+TransferPhase merge(const std::vector<TransferPhase>& parts) {
+  std::map<LinkId, double> bytes;
+  double latency = 0;
+  for (const TransferPhase& p : parts) {
+    for (const auto& [l, b] : p.link_bytes) bytes[l] += b;
+    latency = std::max(latency, p.latency.value());
+  }
+  TransferPhase out;
+  out.link_bytes.assign(bytes.begin(), bytes.end());
+  for (const auto& [l, b] : out.link_bytes) out.max_link_bytes = std::max(out.max_link_bytes, b);
+  out.latency = core::Seconds(latency);
+  // All parts progress together at the merged rate r (bytes of the merged reference per second):
+  // part j finishes when r reaches its own bound r_j scaled by the two references' ratio.
+  for (const TransferPhase& p : parts)
+    if (p.max_link_bytes > 0 && std::isfinite(p.rate_bound))
+      out.rate_bound = std::min(out.rate_bound, p.rate_bound * out.max_link_bytes / p.max_link_bytes);
+  return out;
+}
+
+/// One part: `op` over every group at once (each lowered alone, one phase each).
+TransferPhase part(CollectiveOp op, const std::vector<std::vector<DeviceId>>& groups, double bytes, const Topology& topo,
+                   const CollectiveTuning& tuning, const char** protocol = nullptr) {
+  std::vector<TransferPhase> phases;
+  for (const auto& g : groups) {
+    LoweredCollective c = lower_collective(op, g, core::Bytes(bytes), topo, tuning);
+    if (protocol && phases.empty()) *protocol = c.protocol;
+    for (TransferPhase& ph : c.phases) phases.push_back(std::move(ph));
+  }
+  return merge(phases);
+}
+
+}  // namespace
+
+double transport_bound(const TransferPhase& ph, const Topology& topo) {
+  double bound = std::numeric_limits<double>::infinity();
+  for (const auto& [l, b] : ph.link_bytes) {
+    if (topo.links()[l].cls != LinkClass::wan || b <= 0) continue;
+    bound = std::min(bound, topo.transport_limit(l).value() * ph.max_link_bytes / b);
+  }
+  return bound;
+}
+
+std::optional<LoweredCollective> lower_hierarchical(CollectiveOp op, std::span<const DeviceId> members, core::Bytes bytes,
+                                                    const Topology& topo, const CollectiveTuning& tuning) {
+  if (op != CollectiveOp::all_reduce && op != CollectiveOp::reduce_scatter && op != CollectiveOp::all_gather)
+    return std::nullopt;
+  if (topo.sites() < 2) return std::nullopt;
+  // The members of each site, in group order, sites in the order they first appear.
+  std::vector<int> index(static_cast<std::size_t>(topo.sites()), -1);
+  std::vector<std::vector<DeviceId>> inside;
+  for (DeviceId d : members) {
+    int& i = index[static_cast<std::size_t>(topo.site_of(d))];
+    if (i < 0) {
+      i = static_cast<int>(inside.size());
+      inside.emplace_back();
+    }
+    inside[static_cast<std::size_t>(i)].push_back(d);
+  }
+  const std::size_t k = inside.front().size();
+  if (inside.size() < 2 || k < 2) return std::nullopt;
+  for (const auto& g : inside)
+    if (g.size() != k) return std::nullopt;
+  std::vector<std::vector<DeviceId>> across(k);
+  for (const auto& g : inside)
+    for (std::size_t j = 0; j < k; ++j) across[j].push_back(g[j]);
+
+  // The parts are lowered flat: none spans sites with more than one member per site.
+  CollectiveTuning flat = tuning;
+  flat.cross_site = CrossSite::flat;
+  const double n = bytes.value(), shard = n / static_cast<double>(k);
+  LoweredCollective out;
+  out.algorithm = "hierarchical";
+  out.hierarchical = true;
+  switch (op) {
+    case CollectiveOp::all_reduce:
+      out.phases.push_back(part(CollectiveOp::reduce_scatter, inside, n, topo, flat));
+      out.phases.push_back(part(CollectiveOp::all_reduce, across, shard, topo, flat, &out.protocol));
+      out.phases.push_back(part(CollectiveOp::all_gather, inside, n, topo, flat));
+      break;
+    case CollectiveOp::reduce_scatter:
+      out.phases.push_back(part(CollectiveOp::reduce_scatter, inside, n, topo, flat));
+      out.phases.push_back(part(CollectiveOp::reduce_scatter, across, shard, topo, flat, &out.protocol));
+      break;
+    default:  // all-gather
+      out.phases.push_back(part(CollectiveOp::all_gather, across, shard, topo, flat, &out.protocol));
+      out.phases.push_back(part(CollectiveOp::all_gather, inside, n, topo, flat));
+      break;
+  }
+  return out;
+}
+
+}  // namespace inflect::net
