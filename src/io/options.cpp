@@ -140,8 +140,9 @@ std::vector<OptionSpec> build() {
                      "inside each site, all-reduces across sites between members of equal position and "
                      "all-gathers inside (Nemotron-4 340B across two data centres; Megatron-Core's "
                      "hierarchical groups), where every site holds the same number (>= 2) of the group's "
-                     "members; `flat` runs the library's algorithm over the whole group (rings laid out "
-                     "site by site); `auto`: whichever is faster uncontended."));
+                     "members, else flat; `flat` runs the library's algorithm over the whole group (rings "
+                     "laid out site by site); `auto`: as hierarchical (chosen by the structure, not by an "
+                     "uncontended estimate, which flipped with the WAN's length)."));
   t.push_back(choice("cluster.collective_protocol", {"auto", "ll", "ll128", "simple"}, "auto",
                      "Run every collective with this protocol; `auto`: the library's choice. Overrides the "
                      "topology's `collectives.protocol`."));

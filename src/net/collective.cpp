@@ -380,11 +380,12 @@ LoweredCollective lower_collective(CollectiveOp op, std::span<const DeviceId> me
                                    const Topology& topo, const CollectiveTuning& tuning) {
   if (members.size() <= 1) return LoweredCollective{};
   if (topo.sites() == 1 || tuning.cross_site == CrossSite::flat) return lower_flat(op, members, bytes, topo, tuning);
-  std::optional<LoweredCollective> hier = lower_hierarchical(op, members, bytes, topo, tuning);
-  if (hier && tuning.cross_site == CrossSite::hierarchical) return std::move(*hier);
-  LoweredCollective flat = lower_flat(op, members, bytes, topo, tuning);
-  if (hier && estimate_time(*hier, topo) < estimate_time(flat, topo)) return std::move(*hier);
-  return flat;
+  // automatic and hierarchical alike: the hierarchical form where it is served. Picking by the
+  // uncontended time flipped between the forms as the WAN got longer (the group's own estimate
+  // does not see the other groups crossing the same WAN, nor the overlap with compute), so a
+  // longer WAN could run faster; frameworks set the hierarchy once, not per size.
+  if (std::optional<LoweredCollective> hier = lower_hierarchical(op, members, bytes, topo, tuning)) return std::move(*hier);
+  return lower_flat(op, members, bytes, topo, tuning);
 }
 
 CollectiveCostModel collective_cost_model(CollectiveOp op, std::span<const DeviceId> members, const Topology& topo,

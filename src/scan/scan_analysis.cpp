@@ -19,7 +19,8 @@ std::string short_label(const std::string& path, const std::string& value) {
   const auto dot = path.rfind('.');
   const std::string leaf = dot == std::string::npos ? path : path.substr(dot + 1);
   std::string v = value;
-  if (v.find('/') != std::string::npos || v.ends_with(".yaml")) v = std::filesystem::path(v).stem().string();
+  // A file's stem; a quantity with a slash (400Gb/s) stays itself.
+  if (v.ends_with(".yaml") || v.ends_with(".yml")) v = std::filesystem::path(v).stem().string();
   return fmt::format("{}={}", leaf, v);
 }
 
@@ -140,6 +141,11 @@ ScanAnalysis analyze(const ScanMeta& m, const std::vector<ScanRow>& rows) {
       }
     }
   }
+  // A scan with no scale to move along (every series one point: a plane of plan families over
+  // other axes) has no crossover to find; which family wins where is the plane's (plane.hpp).
+  bool any_curve = false;
+  for (const auto& s : out.series) any_curve = any_curve || s.series.points.size() > 1;
+  if (!any_curve) pairs.clear();
   std::sort(pairs.begin(), pairs.end());
   for (const auto& [a, b] : pairs)
     for (auto& f : analysis::crossovers(out.series[a].series, out.series[b].series, out.unit))

@@ -50,6 +50,32 @@ std::vector<std::string> split_path(const std::string& path) {
   return out;
 }
 
+// A path segment may index a list (`cluster.wan[0].bandwidth`: the first WAN link's bandwidth).
+struct Segment {
+  std::string key;
+  long index = -1;  // -1: a map key only
+};
+Segment parse_segment(const std::string& seg) {
+  Segment out{seg, -1};
+  const auto open = seg.find('[');
+  if (open == std::string::npos || seg.back() != ']') return out;
+  const std::string digits = seg.substr(open + 1, seg.size() - open - 2);
+  long v = 0;
+  const auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (ec != std::errc() || p != digits.data() + digits.size() || digits.empty()) return out;
+  out.key = seg.substr(0, open);
+  out.index = v;
+  return out;
+}
+/// `c[seg]`, or the entry `index` of the list c[key]; undefined where there is none.
+YAML::Node child(const YAML::Node& c, const std::string& seg) {
+  const Segment sg = parse_segment(seg);
+  if (sg.index < 0) return c[seg];
+  const YAML::Node list = c[sg.key];
+  if (!list.IsSequence() || sg.index >= static_cast<long>(list.size())) return YAML::Node(YAML::NodeType::Undefined);
+  return list[static_cast<std::size_t>(sg.index)];
+}
+
 std::vector<std::string> leaf_option_keys() {
   std::vector<std::string> keys;
   for (const auto& o : io::experiment_options())
@@ -70,8 +96,11 @@ void check_path(const Node& at, const std::string& path) {
   const auto segs = split_path(path);
   std::string prefix;
   for (std::size_t i = 0; i + 1 < segs.size(); ++i) {
-    prefix += (i ? "." : "") + segs[i];
-    if (const auto* o = io::find_option(prefix); o && o->type == io::OptionType::map) return;
+    const Segment sg = parse_segment(segs[i]);
+    prefix += (i ? "." : "") + sg.key;
+    const auto* o = io::find_option(prefix);
+    if (o && o->type == io::OptionType::map) return;
+    if (o && o->type == io::OptionType::list && sg.index >= 0) return;  // a key of one entry of a list of maps
   }
   const std::string hint = core::closest_match(path, leaf_option_keys());
   at.fail(fmt::format("unknown experiment key '{}'{}", path, hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
@@ -87,7 +116,9 @@ void check_settable(const Node& root, const Node& at, const std::string& path, c
   for (std::size_t i = 0; i + 1 < segs.size(); ++i) {
     prefix += (i ? "." : "") + segs[i];
     const YAML::Node& c = cur;
-    YAML::Node next = c[segs[i]];
+    YAML::Node next = child(c, segs[i]);
+    if (parse_segment(segs[i]).index >= 0 && !next.IsDefined())
+      at.fail(fmt::format("{} {}: this file has no entry '{}' to set", who, path, prefix));
     if (!next.IsDefined() || next.IsNull()) return;  // created as a map when the point is built
     if (!next.IsMap())
       at.fail(fmt::format("{} {}: '{}' is {} in this file, not a map, so it cannot hold '{}'", who, path, prefix,
@@ -164,6 +195,16 @@ YAML::Node walk(YAML::Node root, const std::vector<std::string>& segs, std::size
       if (!create) return YAML::Node(YAML::NodeType::Undefined);
       cur = YAML::Node(YAML::NodeType::Map);
     }
+    if (parse_segment(segs[i]).index >= 0) {  // an entry of a list: never created
+      const YAML::Node& c = cur;
+      YAML::Node entry = child(c, segs[i]);
+      if (!entry.IsDefined()) {
+        if (!create) return entry;
+        throw Error(ErrorKind::input, fmt::format("there is no entry '{}' to set ({})", segs[i], core::join(segs, ".")));
+      }
+      cur.reset(entry);
+      continue;
+    }
     YAML::Node next = cur[segs[i]];
     if (create && next.IsDefined() && !next.IsNull() && !next.IsMap())
       throw Error(ErrorKind::input, fmt::format("'{}' is not a map, so it cannot hold '{}' (setting {})", segs[i],
@@ -197,7 +238,7 @@ std::optional<std::string> lookup(const YAML::Node& root, const std::string& pat
   for (const auto& s : segs) {
     if (!cur.IsMap()) return std::nullopt;
     const YAML::Node& c = cur;
-    YAML::Node next = c[s];
+    YAML::Node next = child(c, s);
     if (!next.IsDefined() || next.IsNull()) return std::nullopt;
     cur.reset(next);
   }

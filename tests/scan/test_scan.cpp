@@ -357,13 +357,15 @@ TEST_CASE("scan reports: self-contained HTML with plots, Markdown with findings,
   CHECK(md.find("### dp") != std::string::npos);
   CHECK(md.find("| 7 | tp2 |") != std::string::npos);  // the table of all points
   // Every series has its inflection verdict and its table in both reports: as many tables in the
-  // HTML as in the Markdown (2 series + all points), which each start a `|---` rule.
+  // HTML as in the Markdown (which plan wins where, 2 series, all points), which each start a `|---`
+  // rule.
   auto count = [](const std::string& text, const std::string& what) {
     int n = 0;
     for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
     return n;
   };
-  CHECK(count(md, "\n|---") == 3);
+  CHECK(count(md, "\n|---") == 4);
+  CHECK(md.find("## Which plan wins where") != std::string::npos);
   CHECK(count(html, "<table") == count(md, "\n|---"));
   CHECK(count(md, "**Inflection:** ") == 2);
   CHECK(count(html, "<b>Inflection:</b> ") == 2);

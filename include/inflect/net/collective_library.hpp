@@ -43,8 +43,9 @@ inline constexpr int kAlgorithms = 9;
 enum class Protocol : unsigned char { ll, ll128, simple };
 
 /// How a collective over several sites runs (`cluster.cross_site_collectives`): `automatic` takes
-/// the flat or the hierarchical form (reduce-scatter inside each site, all-reduce across,
-/// all-gather inside), whichever is faster uncontended; the others force one.
+/// the hierarchical form (reduce-scatter inside each site, all-reduce across, all-gather inside)
+/// where the group is served (the same k >= 2 members in every site), else the flat one; `flat`
+/// always runs the library's algorithm over the whole group. `hierarchical` is `automatic`.
 enum class CrossSite : unsigned char { automatic, flat, hierarchical };
 inline constexpr int kProtocols = 3;
 
