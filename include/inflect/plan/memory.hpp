@@ -9,11 +9,13 @@
 //                  grads for bf16, as Megatron sets accumulate_allreduce_grads_in_fp32; fp16 for fp16)
 //   optimizer    = params_on_rank * (master + 2 moments) (Adam, training.optimizer: 12 with an
 //                  fp32 master copy and fp32 moments, 10 with NeMo's 16-bit remainders),
-//                  divided over the data-parallel(*cp) group with ZeRO-1 (distributed optimizer)
+//                  divided over the data-parallel(*cp) group with ZeRO-1 (distributed optimizer);
+//                  with training.diloco plus DiLoCo's outer copy and momentum, fp32 (8 B/param)
 //   sharding     = ZeRO-1 the optimizer states, ZeRO-2 also the gradients, ZeRO-3 also the weights
 //                  (plus the running and prefetched layers gathered): the dense part over dp*cp
 //                  (or the hybrid shard group), routed experts (with ep > 1) over the
-//                  expert-data-parallel group, dp*cp/ep ranks
+//                  expert-data-parallel group, dp*cp/ep ranks; with training.diloco dp is a
+//                  worker's dp/K (plan/diloco.hpp)
 //   activations  = activation_bytes_per_layer * the most layer-micro-batches the rank's schedule
 //                  keeps live at once (plan/schedule.hpp: peak_activation_layers), plus the
 //                  logits where a route ends (fp32, b*s*V/tp) and the embedding output where
