@@ -441,8 +441,11 @@ std::vector<ReportField> build_fields() {
                      "templates the engine ran the simulated ranks from (ranks with the same ops up to their groups "
                      "share one)",
                      [](auto& r) -> auto& { return r.simulator.rank_classes; }));
-  f.push_back(member("simulator.ops", "ops", K::always, "ops executed", [](auto& r) -> auto& { return r.simulator.ops; }));
-  f.push_back(member("simulator.events", "events", K::always, "engine events processed",
+  f.push_back(member("simulator.ops", "ops", K::always,
+                     "ops executed (with `training.diloco`, over its engine runs: the inner step, the sync step and the "
+                     "synchronous plan)",
+                     [](auto& r) -> auto& { return r.simulator.ops; }));
+  f.push_back(member("simulator.events", "events", K::always, "engine events processed (likewise)",
                      [](auto& r) -> auto& { return r.simulator.events; }));
   f.push_back(member("simulator.timing.wall_s", "s", K::key_if_volatile,
                      "wall-clock time of the whole run: loading aside, compiling, the memory estimate, the engine "

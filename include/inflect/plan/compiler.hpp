@@ -20,7 +20,8 @@
 //        ZeRO-3 per layer); routed experts over the expert-data-parallel group; hybrid sharding
 //        then all-reduces across replicas; without overlap_grad_reduce one reduction after the
 //        schedule. Then DualPipe's two copies' gradients summed, the optimizer step, and with
-//        ZeRO-1/2 the parameter all-gather. ZeRO-3 gathers each layer's parameters before it runs,
+//        ZeRO-1/2 the parameter all-gather. With training.diloco every data-parallel group lies
+//        inside a worker, and a sync step adds the outer sync (DilocoStep, below). ZeRO-3 gathers each layer's parameters before it runs,
 //        one layer ahead (again before its backward when resharded after forward).
 // Kernels between two communication points are fused into one op, and collectives back to back
 // on one group into one (same timing; CompileOptions).
