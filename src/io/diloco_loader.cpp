@@ -14,7 +14,7 @@ int read_count(const Node& n, const char* key) {
   return static_cast<int>(n.as_int(o.min, o.max));
 }
 
-double read_fraction(const Node& n, const char* key) {
+double read_number(const Node& n, const char* key) {
   const OptionSpec& o = option(key);
   const double v = n.as_double();
   if (!(v >= static_cast<double>(o.min) && v <= static_cast<double>(o.max)))
@@ -36,14 +36,14 @@ plan::DilocoSpec read_diloco(const Node& node) {
     if (!fraction)
       node.fail("compression: topk needs topk_fraction: the fraction of the pseudo-gradient's elements each rank sends, "
                 "e.g. 0.01");
-    d.topk_fraction = read_fraction(*fraction, "training.diloco.topk_fraction");
+    d.topk_fraction = read_number(*fraction, "training.diloco.topk_fraction");
   } else if (fraction) {
     fraction->fail(fmt::format("topk_fraction applies to compression: topk only (this experiment's compression is {})",
                                plan::compression_name(d.compression)));
   }
   if (auto n = r.optional("fragments")) d.fragments = read_count(*n, "training.diloco.fragments");
   if (auto n = r.optional("token_multiplier")) {
-    d.token_multiplier = read_fraction(*n, "training.diloco.token_multiplier");
+    d.token_multiplier = read_number(*n, "training.diloco.token_multiplier");
     d.token_multiplier_given = true;
   }
   r.finish();

@@ -76,7 +76,8 @@ double grad_bytes_per_param(const TrainingSpec& t);
 /// buffers (hw::MemoryReserve::per_communicator): one per parallel dimension of more than one rank
 /// (tp, cp, pp, the data-parallel gradient group dp*cp, ep) and, with ep, the expert-data-parallel
 /// group dp*cp/ep when it has more than one rank. Megatron creates further groups (model-parallel,
-/// embedding) whose few small collectives are not counted.
+/// embedding) whose few small collectives are not counted. (estimate_memory passes a DiLoCo
+/// worker's dp and adds one for the outer all-reduce's group.)
 int communicators(const ParallelPlan& p, int dp);
 /// Micro-batches per step of one data-parallel rank.
 std::int64_t micro_batches(const Experiment& e, int dp);
