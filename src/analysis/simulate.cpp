@@ -15,6 +15,7 @@
 #include "inflect/plan/plan_summary.hpp"
 #include "inflect/sim/engine.hpp"
 #include "inflect/workload/graph_json.hpp"
+#include "analysis/diloco.hpp"
 
 namespace inflect::analysis {
 namespace {
@@ -348,7 +349,11 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
 
 workload::ExecutionGraph build_graph(const plan::Experiment& e, const SimulateOptions& options) {
   if (!e.workload.model) return load_trace(e).graph;
-  return plan::compile(e, compile_options(e, options)).graph;
+  // A DiLoCo experiment's graph is its sync step, the one its trace shows (the inner step is the
+  // same without the outer synchronisation).
+  plan::CompileOptions co = compile_options(e, options);
+  co.diloco_step = plan::DilocoStep::sync;
+  return plan::compile(e, co).graph;
 }
 
 RunReport simulate(const plan::Experiment& e, const SimulateOptions& options) {
@@ -363,7 +368,15 @@ RunReport simulate(const plan::Experiment& e, const SimulateOptions& options) {
     const plan::MemoryEstimate mem = plan::estimate_memory(e, plan::derive_dp(e));
     if (!mem.fits() && !options.simulate_over_memory) {
       r = not_simulated(e, mem);
+      if (e.training.diloco) describe_diloco(e, r.diloco);
       r.warnings = plan::plausibility_warnings(e);
+      return r;
+    }
+    if (e.training.diloco) {
+      // Several engine runs (analysis/diloco.hpp); their compile and engine times are in the report.
+      r = simulate_diloco(e, options, compile_options(e, options));
+      r.warnings = plan::plausibility_warnings(e);
+      r.simulator.wall = core::Seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       return r;
     }
     plan::CompiledPlan cp = plan::compile(e, compile_options(e, options));

@@ -19,6 +19,7 @@
 #include "inflect/plan/compiler.hpp"
 #include "inflect/plan/schedule.hpp"
 #include "inflect/plan/validate.hpp"
+#include "io/diloco_loader.hpp"
 #include "io/sites_loader.hpp"
 
 namespace inflect::io {
@@ -460,6 +461,7 @@ void read_training(const Seen& seen, plan::Experiment& e) {
   }
   t.fp8.attention = seen.value("training.fp8.attention").as_bool();
   t.fp8.output_head = seen.value("training.fp8.output_head").as_bool();
+  if (auto d = seen.get("training.diloco")) t.diloco = read_diloco(*d);
   if (t.precision != core::Precision::fp8 && seen.get("training.fp8"))
     seen.at("training.fp8").fail(fmt::format("training.fp8 applies only with precision fp8 (this experiment trains in {})",
                                              core::to_string(t.precision)));
@@ -714,7 +716,7 @@ plan::Experiment parse_document(const Node& root, const std::string& base_dir, b
   }
   Seen seen(root);
   seen.read_section(root, "");
-  for (const char* s : {"cluster", "training", "training.fp8", "training.optimizer", "parallel", "workload"})
+  for (const char* s : {"cluster", "training", "training.fp8", "training.optimizer", "training.diloco", "parallel", "workload"})
     if (auto n = seen.get(s)) seen.read_section(*n, s);
   (void)seen.require("cluster");
 

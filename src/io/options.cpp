@@ -203,6 +203,38 @@ std::vector<OptionSpec> build() {
                       "it ended that step throttling. The report is the last step's; `steps` lists "
                       "every step's time, peak temperature and power."));
 
+  t.push_back(section("training.diloco", D::none,
+                      "Low-communication training, DiLoCo-style (docs/low-communication.md): the data-parallel ranks "
+                      "form `workers` that each train on their own for `sync_every` inner steps, reducing gradients "
+                      "only among their own ranks, then all-reduce the change of their parameters across workers. The "
+                      "report's step figures are then the mean step of such a period, and `diloco` in report.json "
+                      "holds the simulated inner and sync steps. Absent: synchronous training."));
+  t.push_back(integer("training.diloco.sync_every", "steps", D::required, "", 1, 1000000,
+                      "H, inner steps per outer synchronisation (DiLoCo's H; INTELLECT-1 ran 100). Required with "
+                      "training.diloco."));
+  t.push_back(integer("training.diloco.workers", "workers", D::required, "", 1, kMaxNodes * 64,
+                      "K, the DiLoCo workers (replicas): dp is split into K contiguous groups of dp/K ranks (each with "
+                      "its cp ranks), so that with the placement a worker fills whole nodes. Must divide dp and be at "
+                      "least 2 (one worker is synchronous training). ZeRO sharding, hybrid shard groups and expert "
+                      "parallelism lie inside a worker. Required with training.diloco."));
+  t.push_back(choice("training.diloco.compression", {"none", "fp16", "bf16", "int8", "topk"}, "none",
+                     "What the outer all-reduce sends per parameter of the pseudo-gradient: `none` fp32 (4 B); `fp16`, "
+                     "`bf16` 2 B; `int8` 1 B plus a 1 KiB table of 256 fp32 bin means per ring chunk (prime's "
+                     "all-reduce, as INTELLECT-1 ran it); `topk` the largest `topk_fraction` of the elements as fp32 "
+                     "value + int32 index (8 B each), all-gathered since the ranks' indices differ."));
+  t.push_back(number("training.diloco.topk_fraction", "fraction", D::none, "", 0, 1,
+                     "With compression topk (and only then; required there): the fraction of the pseudo-gradient's "
+                     "elements each rank sends, in (0, 1]."));
+  t.push_back(integer("training.diloco.fragments", "fragments", D::value, "1", 1, 65536,
+                      "F: 1 = the outer all-reduce of all parameters blocks the step that ends a period (classic "
+                      "DiLoCo); F > 1 = Streaming DiLoCo (Douillard et al. 2025): the parameters sync in F fragments "
+                      "of whole layers at F different steps of the period, each fragment's all-reduce overlapped "
+                      "with that step. At most sync_every and the layers of the smallest pipeline stage."));
+  t.push_back(number("training.diloco.token_multiplier", "factor", D::value, "1", 0, 1000,
+                     "M: how many times the tokens of synchronous training DiLoCo needs for the same loss, as you "
+                     "measured or read it (inflect does not model loss). Scales only time_to_target_ratio; the default "
+                     "1 assumes parity, and the report says so."));
+
   t.push_back(section("parallel", D::value, "The parallelism plan; every degree defaults to 1."));
   t.push_back(integer("parallel.tp", "ranks", D::value, "1", 1, kMaxDegree,
                       "Tensor-parallel degree; must divide heads and kv_heads and fit in one node."));

@@ -11,6 +11,7 @@
 #include "inflect/core/content_hash.hpp"
 #include "inflect/core/precision.hpp"
 #include "inflect/io/device_catalog.hpp"
+#include "inflect/plan/diloco.hpp"
 #include "inflect/plan/framework.hpp"
 #include "inflect/plan/schedule.hpp"
 #include "inflect_version.hpp"
@@ -120,6 +121,14 @@ std::vector<std::pair<std::string, std::string>> effective_config(const plan::Ex
   put("training.optimizer.gradients", num(t.optimizer.gradient));
   put("training.steps", num(t.steps));
   put("training.attention", t.attention == "unfused" ? t.attention : c.device.attention);
+  if (const auto& d = t.diloco) {
+    put("training.diloco.sync_every", num(d->sync_every));
+    put("training.diloco.workers", num(d->workers));
+    put("training.diloco.compression", plan::compression_name(d->compression));
+    if (d->compression == plan::OuterCompression::topk) put("training.diloco.topk_fraction", num(d->topk_fraction));
+    put("training.diloco.fragments", num(d->fragments));
+    put("training.diloco.token_multiplier", num(d->token_multiplier));
+  }
   const auto& p = e.parallel;
   put("parallel.tp", num(p.tp));
   put("parallel.pp", num(p.pp));

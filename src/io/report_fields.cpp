@@ -190,7 +190,10 @@ std::vector<ReportField> build_fields() {
                      "values no hardware has, one sentence each (a NIC outside 1 Gb/s..3.2 Tb/s, a latency over 1 ms, "
                      "a device over 2 kW; most often a unit slip); also printed on stderr. `[]` when none",
                      [](auto& r) -> auto& { return r.warnings; }));
-  f.push_back(member("step_time_s", "s", K::when_simulated, "one training step (the critical rank's makespan)",
+  f.push_back(member("step_time_s", "s", K::when_simulated,
+                     "one training step (the critical rank's makespan); with `training.diloco` the mean step of a period "
+                     "of `sync_every` steps (`diloco.time_per_step_s`), and every figure below made from the step "
+                     "(rates, breakdown, power, `steps`) that period's likewise (docs/low-communication.md)",
                      [](auto& r) -> auto& { return r.step_time; }));
   f.push_back(member("tokens_per_step", "tokens", K::always, "global_batch * seq_len",
                      [](auto& r) -> auto& { return r.tokens_per_step; }));
@@ -360,6 +363,60 @@ std::vector<ReportField> build_fields() {
                      "its factor on every kernel time (named slow devices included)",
                      [](auto& r) -> auto& { return r.variability.slowest_device_factor; }));
 
+  f.push_back(member("diloco.sync_every", "steps", K::key_if_diloco,
+                     "only with `training.diloco` (docs/low-communication.md): H, inner steps per outer sync, as given",
+                     [](auto& r) -> auto& { return r.diloco.sync_every; }));
+  f.push_back(member("diloco.workers", "workers", K::key_if_diloco, "K, the workers, as given",
+                     [](auto& r) -> auto& { return r.diloco.workers; }));
+  f.push_back(member("diloco.fragments", "fragments", K::key_if_diloco, "F, the fragments (1: blocking), as given",
+                     [](auto& r) -> auto& { return r.diloco.fragments; }));
+  f.push_back(member("diloco.compression", "", K::key_if_diloco, "what the outer all-reduce sends, as given",
+                     [](auto& r) -> auto& { return r.diloco.compression; }));
+  f.push_back(member("diloco.inner_step_s", "s", K::key_if_diloco,
+                     "the simulated inner step: gradients reduced inside each worker only",
+                     [](auto& r) -> auto& { return r.diloco.inner_step; }));
+  f.push_back(member("diloco.sync_step_s", "s", K::key_if_diloco,
+                     "the simulated sync step: the inner step and the outer sync (pseudo-gradient, all-reduce across "
+                     "workers, outer Nesterov update), blocking at its end; with fragments > 1 one fragment's, its "
+                     "all-reduce overlapped with the step",
+                     [](auto& r) -> auto& { return r.diloco.sync_step; }));
+  f.push_back(member("diloco.time_per_step_s", "s", K::key_if_diloco,
+                     "the amortised step: ((sync_every - fragments) * inner_step_s + fragments * sync_step_s) / "
+                     "sync_every; equals `step_time_s`",
+                     [](auto& r) -> auto& { return r.diloco.time_per_step; }));
+  f.push_back(member("diloco.time_per_token_s", "s", K::key_if_diloco, "time_per_step_s / tokens_per_step",
+                     [](auto& r) -> auto& { return r.diloco.time_per_token; }));
+  f.push_back(member("diloco.sync_share", "fraction", K::key_if_diloco,
+                     "the sync's exposed cost as a share of the amortised step: fragments * (sync_step_s - "
+                     "inner_step_s) / sync_every / time_per_step_s",
+                     [](auto& r) -> auto& { return r.diloco.sync_share; }));
+  f.push_back(member("diloco.outer_bytes_per_rank", "bytes", K::key_if_diloco,
+                     "what one rank contributes to an outer sync, all fragments (the heaviest pipeline stage's rank): "
+                     "its part of the pseudo-gradient as compressed (docs/low-communication.md gives the bytes per "
+                     "parameter)",
+                     [](auto& r) -> auto& { return r.diloco.outer_bytes_per_rank; }));
+  f.push_back(member("diloco.traffic_vs_dp", "ratio", K::key_if_diloco,
+                     "bytes sent across worker boundaries per sync_every steps, DiLoCo's outer syncs over synchronous "
+                     "DP's gradient reduction on the same ranks (each bandwidth-optimal: a ring across workers, DP as "
+                     "a hierarchical all-reduce; ZeRO's gathers not counted)",
+                     [](auto& r) -> auto& { return r.diloco.traffic_vs_dp; }));
+  f.push_back(member("diloco.token_multiplier", "factor", K::key_if_diloco,
+                     "M, the tokens DiLoCo needs over synchronous training for the same loss: given by the user, 1 by "
+                     "default (see `statistical_efficiency`)",
+                     [](auto& r) -> auto& { return r.diloco.token_multiplier; }));
+  f.push_back(member("diloco.synchronous_step_s", "s", K::key_if_diloco,
+                     "the step of the same plan trained synchronously (no training.diloco), simulated beside it; null "
+                     "when that plan does not fit in memory",
+                     [](auto& r) -> auto& { return r.diloco.synchronous_step; }));
+  f.push_back(member("diloco.time_to_target_ratio", "ratio", K::key_if_diloco,
+                     "time to the same loss, DiLoCo over synchronous: token_multiplier * time_per_step_s / "
+                     "synchronous_step_s (the same tokens per step); below 1 DiLoCo gets there first",
+                     [](auto& r) -> auto& { return r.diloco.time_to_target_ratio; }));
+  f.push_back(member("diloco.statistical_efficiency", "", K::key_if_diloco,
+                     "a sentence: that statistical efficiency (loss per token) is not modelled, and what "
+                     "`time_to_target_ratio` assumes in its place",
+                     [](auto& r) -> auto& { return r.diloco.statistical_efficiency; }));
+
   f.push_back(member("steps", "", K::always,
                      "one entry per simulated step (`training.steps`), each with the keys of the steps table below; the "
                      "report's other figures are the last step's",
@@ -384,8 +441,11 @@ std::vector<ReportField> build_fields() {
                      "templates the engine ran the simulated ranks from (ranks with the same ops up to their groups "
                      "share one)",
                      [](auto& r) -> auto& { return r.simulator.rank_classes; }));
-  f.push_back(member("simulator.ops", "ops", K::always, "ops executed", [](auto& r) -> auto& { return r.simulator.ops; }));
-  f.push_back(member("simulator.events", "events", K::always, "engine events processed",
+  f.push_back(member("simulator.ops", "ops", K::always,
+                     "ops executed (with `training.diloco`, over its engine runs: the inner step, the sync step and the "
+                     "synchronous plan)",
+                     [](auto& r) -> auto& { return r.simulator.ops; }));
+  f.push_back(member("simulator.events", "events", K::always, "engine events processed (likewise)",
                      [](auto& r) -> auto& { return r.simulator.events; }));
   f.push_back(member("simulator.timing.wall_s", "s", K::key_if_volatile,
                      "wall-clock time of the whole run: loading aside, compiling, the memory estimate, the engine "
@@ -468,6 +528,7 @@ bool field_known(const ReportField& f, const RunReport& r) {
       return !s || !s->empty();
     }
     case Known::key_if_variability: return r.variability.modeled;
+    case Known::key_if_diloco: return r.diloco.modeled;
     case Known::key_if_volatile: return true;
   }
   return true;

@@ -164,7 +164,7 @@ Json report_json(const analysis::RunReport& r, bool include_volatile) {
     if (!f.in_report) continue;
     if (f.known == Known::key_if_volatile && !include_volatile) continue;
     if ((f.known == Known::key_if_not_simulated || f.known == Known::key_if_not_empty ||
-         f.known == Known::key_if_variability) &&
+         f.known == Known::key_if_variability || f.known == Known::key_if_diloco) &&
         !field_known(f, r))
       continue;
     at_path(j, f.key) = to_json(field_value({&f, nullptr}, r));
@@ -196,6 +196,7 @@ analysis::RunReport report_from_json(const Json& j) {
   r.power.modeled = present("power.cap_w");
   r.thermal.modeled = present("thermal.cooling");
   r.variability.modeled = present("variability.seed");
+  r.diloco.modeled = present("diloco.sync_every");
   for (const auto& f : report_fields()) {
     if (!f.in_report || !f.set) continue;
     const Json* x = find_path(j, f.key);

@@ -129,6 +129,23 @@ std::string format_summary(const analysis::RunReport& r) {
     out += fmt::format("  (devices vary: speed spread {:.3g}, kernel jitter {:.3g}, seed {}; slowest device {} at {:.4g}x)\n",
                        v.gpu_speed_spread, v.kernel_jitter, v.seed, v.slowest_device, v.slowest_device_factor);
 
+  if (const auto& d = r.diloco; d.modeled) {
+    // DiLoCo (docs/low-communication.md): the two simulated steps behind the mean step above.
+    out += fmt::format("\n  DiLoCo: {} workers, an outer sync every {} steps, {} compression, {}\n", d.workers, d.sync_every,
+                       d.compression, d.fragments == 1 ? "blocking" : fmt::format("streamed in {} fragments", d.fragments));
+    row("  inner step", duration(d.inner_step));
+    row("  sync step", fmt::format("{} (+{})", duration(d.sync_step), duration(d.sync_step - d.inner_step)));
+    row("  mean step", fmt::format("{} (the step above); the sync's share {:.2f} %", duration(d.time_per_step), 100 * d.sync_share));
+    row("  outer sync", fmt::format("{} per rank; {:.4g} x the cross-worker traffic of synchronous DP",
+                                    si(d.outer_bytes_per_rank.value(), "B"), d.traffic_vs_dp));
+    if (d.synchronous_step && d.time_to_target_ratio)
+      row("  synchronous step", fmt::format("{}; time to target {:.3f} x synchronous at {:.3g} x the tokens",
+                                            duration(*d.synchronous_step), *d.time_to_target_ratio, d.token_multiplier));
+    else
+      row("  synchronous step", "not simulated (its plan does not fit)");
+    out += fmt::format("    statistical efficiency {}\n", d.statistical_efficiency);
+  }
+
   if (const auto& t = r.trace) {
     out += fmt::format("\n  {} trace: {} rank file{} ({} distinct) for {} ranks{}, {} nodes\n", workload::to_string(t->format),
                        t->rank_files, t->rank_files == 1 ? "" : "s", t->distinct_files, t->ranks,

@@ -88,6 +88,12 @@ void Compiler::emit_rank(RankId r) {
 
   std::vector<OpId> frontier;
   StepOps a, b;
+  // A streamed DiLoCo fragment's all-reduce starts with the step, beside all of it.
+  const bool streamed = ctx_.diloco_sync && ctx_.experiment.training.diloco->fragments > 1;
+  if (streamed) {
+    dp_ops_.fragment_start(r, s, a);
+    issuer_.issue_step(r, a, frontier);
+  }
   auto build = [&](std::size_t i, StepOps& out) {
     out.clear();
     const auto& st = steps[i];
@@ -123,6 +129,7 @@ void Compiler::emit_rank(RankId r) {
   issuer_.fuse_collectives(a);
   issuer_.issue_step(r, a, frontier);
   if (const std::optional<OpId> dp = issuer_.last_dp_op()) frontier.push_back(*dp);
+  if (const std::optional<OpId> outer = issuer_.last_outer_op(); streamed && outer) frontier.push_back(*outer);
   a.clear();
   dp_ops_.optimizer_step(r, s, a);
   issuer_.fuse_collectives(a);

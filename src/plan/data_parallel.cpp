@@ -1,6 +1,7 @@
 #include "plan/data_parallel.hpp"
 
 #include "inflect/core/precision.hpp"
+#include "inflect/plan/diloco.hpp"
 #include "inflect/plan/memory.hpp"
 
 namespace inflect::plan::compiler {
@@ -108,6 +109,18 @@ void DataParallelOps::optimizer_step(RankId r, int stage, StepOps& out) {
          Phase::optimizer, -1, 0, out);
   }
   compute(streams_.compute, blocks_.optimizer[si], Phase::optimizer, -1, 0, out);
+  if (ctx_.diloco_sync) {
+    // DiLoCo's outer step on the rank's optimizer shard, after the inner optimizer and before
+    // ZeRO-1/2's gather (one gather then serves both). Blocking (one fragment): the
+    // pseudo-gradient, its all-reduce across the workers, the outer optimizer, in line. Streamed:
+    // the fragment's all-reduce started with the step (fragment_start), and the compiler makes this
+    // tail wait for it; here only the outer update of the fragment.
+    if (ctx_.experiment.training.diloco->fragments == 1) {
+      compute(streams_.compute, blocks_.pseudo_gradient[si], Phase::optimizer, -1, 0, out);
+      comm(streams_.diloco_outer, outer_collective(r, stage), Phase::optimizer, -1, 0, out);
+    }
+    compute(streams_.compute, blocks_.outer_update[si], Phase::optimizer, -1, 0, out);
+  }
   if ((ctx_.plan.zero == 1 || ctx_.plan.zero == 2) && !ctx_.overlap_param_gather) {
     const double bpe = core::bytes_per_element(core::activation_precision(ctx_.experiment.training.precision));  // BF16 weights in FP8 recipes
     const StageMemory& held = ctx_.memory.stages[si];
@@ -121,6 +134,18 @@ void DataParallelOps::optimizer_step(RankId r, int stage, StepOps& out) {
       comm(streams_.dp, groups_.collective(CollectiveKind::all_gather, ParallelDim::dp, groups_.group(kEdp, r), experts * bpe, "dp_ag_expert_params"),
            Phase::optimizer, -1, 0, out);
   }
+}
+
+void DataParallelOps::fragment_start(RankId r, int stage, StepOps& out) {
+  compute(streams_.compute, blocks_.pseudo_gradient[static_cast<std::size_t>(stage)], Phase::optimizer, -1, 0, out);
+  comm(streams_.diloco_outer, outer_collective(r, stage), Phase::optimizer, -1, 0, out, true);
+}
+
+std::uint32_t DataParallelOps::outer_collective(RankId r, int stage) {
+  const DilocoSpec& d = *ctx_.experiment.training.diloco;
+  const OuterCollective o = plan::outer_collective(d, ctx_.stage_shard_params[static_cast<std::size_t>(stage)] / d.fragments);
+  return groups_.collective(o.kind, ParallelDim::dp, groups_.group(kOuter, r), o.bytes,
+                            o.kind == CollectiveKind::all_gather ? "diloco_outer_ag" : "diloco_outer_ar");
 }
 
 }  // namespace inflect::plan::compiler

@@ -34,14 +34,14 @@ std::vector<RankId> GroupTable::members(GroupType type, RankId r, int chunk) con
       return {std::min(r, m), std::max(r, m)};
     }
     case kDp: {  // the data-parallel (x cp) group, or with hybrid sharding r's shard group
-      std::vector<RankId> all = ctx_.mesh.group2(r, Dim::dp, Dim::cp);
+      std::vector<RankId> all = worker_ranks(r);
       if (ctx_.replicas == 1) return all;
       const auto at = static_cast<std::size_t>(std::find(all.begin(), all.end(), r) - all.begin());
       const std::size_t size = all.size() / static_cast<std::size_t>(ctx_.replicas), first = at / size * size;
       return {all.begin() + static_cast<std::ptrdiff_t>(first), all.begin() + static_cast<std::ptrdiff_t>(first + size)};
     }
     case kRep: {  // hybrid sharding: the ranks holding the same shard, one per replica
-      std::vector<RankId> all = ctx_.mesh.group2(r, Dim::dp, Dim::cp);
+      std::vector<RankId> all = worker_ranks(r);
       const auto at = static_cast<std::size_t>(std::find(all.begin(), all.end(), r) - all.begin());
       const std::size_t size = all.size() / static_cast<std::size_t>(ctx_.replicas);
       std::vector<RankId> out;
@@ -60,11 +60,12 @@ std::vector<RankId> GroupTable::members(GroupType type, RankId r, int chunk) con
       }
       return out;
     }
-    case kEdp: {  // the ranks holding the same experts: same place in their EP group, every cp
+    case kEdp: {  // the ranks holding the same experts: same place in their EP group, every cp (of r's worker)
       Coords c = ctx_.mesh.coords(r);
       const int j = c.dp % ctx_.plan.ep;
+      const int first = c.dp / ctx_.worker_dp * ctx_.worker_dp;
       std::vector<RankId> out;
-      for (int d = j; d < ctx_.dp; d += ctx_.plan.ep)
+      for (int d = first + j; d < first + ctx_.worker_dp; d += ctx_.plan.ep)
         for (int cp = 0; cp < ctx_.plan.cp; ++cp) {
           c.dp = d;
           c.cp = cp;
@@ -72,8 +73,27 @@ std::vector<RankId> GroupTable::members(GroupType type, RankId r, int chunk) con
         }
       return out;
     }
+    case kOuter: {  // DiLoCo: r's counterpart in each worker, at the same place in it
+      Coords c = ctx_.mesh.coords(r);
+      const int at = c.dp % ctx_.worker_dp;
+      std::vector<RankId> out;
+      for (int w = 0; w < ctx_.workers; ++w) {
+        c.dp = w * ctx_.worker_dp + at;
+        out.push_back(ctx_.mesh.rank(c));
+      }
+      return out;
+    }
   }
   return {r};
+}
+
+std::vector<RankId> GroupTable::worker_ranks(RankId r) const {
+  std::vector<RankId> all = ctx_.mesh.group2(r, Dim::dp, Dim::cp);
+  if (ctx_.workers == 1) return all;
+  // The worker: dp coordinates [w * dp/K, (w + 1) * dp/K) with every cp, in the same order.
+  const int w = ctx_.mesh.coords(r).dp / ctx_.worker_dp;
+  std::erase_if(all, [&](RankId x) { return ctx_.mesh.coords(x).dp / ctx_.worker_dp != w; });
+  return all;
 }
 
 GroupId GroupTable::group(GroupType type, RankId r, int chunk) {

@@ -20,7 +20,9 @@ constexpr std::uint32_t kNoColl = 0xffffffffu;  // "not found" for a collective 
 
 /// Kinds of process group, for the group cache key. PP groups are one per chunk boundary and
 /// direction of data (a pair: sender, receiver), so that each pairs its calls in micro-batch order.
-enum GroupType : std::uint64_t { kTp = 1, kCp, kDp, kPpAct, kPpGrad, kEp, kEdp, kRep, kCpRing, kTpRing, kMirror };
+/// kOuter: DiLoCo's outer all-reduce, the ranks holding the same part of the parameters, one in
+/// each worker (plan/diloco.hpp).
+enum GroupType : std::uint64_t { kTp = 1, kCp, kDp, kPpAct, kPpGrad, kEp, kEdp, kRep, kCpRing, kTpRing, kMirror, kOuter };
 /// Pairs named by their sender (a PP boundary, a TP/CP ring hop) rather than by their first member.
 constexpr bool named_by_sender(GroupType t) { return t == kPpAct || t == kPpGrad || t == kCpRing || t == kTpRing; }
 /// One key per (type, chunk, rank): a request's (GroupTable's per-rank memo), or with the rank a
@@ -79,6 +81,8 @@ class GroupTable {
 
  private:
   std::vector<workload::RankId> members(GroupType type, workload::RankId r, int chunk) const;
+  /// r's data-parallel (x cp) ranks, dp fastest: all of them, or with DiLoCo those of r's worker.
+  std::vector<workload::RankId> worker_ranks(workload::RankId r) const;
   workload::GroupId group_uncached(GroupType type, workload::RankId r, int chunk);
 
   const PlanContext& ctx_;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "inflect/core/error.hpp"
+#include "inflect/plan/diloco.hpp"
 #include "inflect/workload/layer_costs.hpp"
 
 namespace inflect::plan::compiler {
@@ -203,6 +204,12 @@ KernelBlocks::KernelBlocks(const PlanContext& ctx, workload::ExecutionGraph& g) 
                                               ctx.experiment.training.precision))
       ks.push_back(std::move(k));
     optimizer.push_back(add_block(fmt::format("optimizer_stage{}", s), ks));
+    if (ctx.diloco_sync) {
+      const double fragment = ctx.stage_shard_params[static_cast<std::size_t>(s)] / ctx.experiment.training.diloco->fragments;
+      pseudo_gradient.push_back(add_block(fmt::format("diloco_pseudo_gradient_stage{}", s), {pseudo_gradient_kernel(fragment)}));
+      outer_update.push_back(
+          add_block(fmt::format("diloco_outer_update_stage{}", s), {outer_update_kernel(fragment, ctx.experiment.training.precision)}));
+    }
   }
 }
 

@@ -57,6 +57,9 @@ struct KernelBlocks {
   // parallel.tp_comm_overlap: the dense blocks cut for it (forward; backward; input-gradient only).
   TpOverlapBlock ov_attn_fwd, ov_mlp_fwd, ov_attn_bwd, ov_mlp_bwd, ov_attn_dgrad, ov_mlp_dgrad;
   std::vector<Block> optimizer;  // per stage
+  /// DiLoCo's sync step (PlanContext::diloco_sync), per stage, on one fragment of the rank's
+  /// optimizer shard: the pseudo-gradient and the outer optimizer (plan/diloco.hpp).
+  std::vector<Block> pseudo_gradient, outer_update;
 };
 
 }  // namespace inflect::plan::compiler

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "inflect/plan/diloco.hpp"
 #include "inflect/plan/schedule.hpp"
 #include "inflect/workload/layer_costs.hpp"
 
@@ -95,7 +96,11 @@ MemoryEstimate estimate_memory(const Experiment& e, int dp, const ScheduleFacts&
   MemoryEstimate out;
   // The peak is compared with what a framework can use: the reported capacity less the driver's
   // reserve, the context and each communicator's collective buffers (hw::MemoryReserve).
-  out.communicators = communicators(p, dp);
+  // With DiLoCo every data-parallel group lies inside a worker of dp/K ranks (plan/diloco.hpp),
+  // and the outer all-reduce's group is one more communicator.
+  const int workers = diloco_workers(e);
+  const int wdp = worker_dp(e, dp);
+  out.communicators = communicators(p, wdp) + (workers > 1 ? 1 : 0);
   out.reported_capacity = e.cluster.device.hbm_capacity;
   out.capacity = e.cluster.device.usable_memory(out.communicators);
   out.reserved = out.reported_capacity - out.capacity;
@@ -130,8 +135,8 @@ MemoryEstimate estimate_memory(const Experiment& e, int dp, const ScheduleFacts&
     // Sharding over the ranks that hold the same parameters: dp*cp (or the hybrid shard group)
     // for the dense part, dp*cp/ep (the expert-data-parallel group) for the routed experts.
     // ZeRO-1 shards the Adam states, ZeRO-2 also the gradients, ZeRO-3 also the weights.
-    const double shard = p.shard_group > 0 ? p.shard_group : static_cast<double>(dp) * p.cp;
-    const double expert_shard = static_cast<double>(dp) * p.cp / p.ep;
+    const double shard = p.shard_group > 0 ? p.shard_group : static_cast<double>(wdp) * p.cp;
+    const double expert_shard = static_cast<double>(wdp) * p.cp / p.ep;
     auto sharded = [&](double per_param, int from_stage) {
       if (p.zero < from_stage) return params * per_param;
       return (params - experts) * per_param / shard + experts * per_param / expert_shard;
@@ -160,7 +165,11 @@ MemoryEstimate estimate_memory(const Experiment& e, int dp, const ScheduleFacts&
     // Adam: the master weights (none when the weights are FP32 themselves: optimizer_step counts
     // them as the master) and two moments, by training.optimizer.
     const bool fp32_weights = core::stored_as_fp32(e.training.precision);
-    st.optimizer = core::Bytes(sharded((fp32_weights ? 0 : e.training.optimizer.master) + 2 * e.training.optimizer.moment, 1));
+    // DiLoCo keeps its outer state beside them: the parameters at the last sync and the outer
+    // momentum, fp32, on the optimizer's shard.
+    st.optimizer = core::Bytes(sharded((fp32_weights ? 0 : e.training.optimizer.master) + 2 * e.training.optimizer.moment +
+                                           (workers > 1 ? kOuterStateBytes : 0),
+                                       1));
     // Per layer and micro-batch: an MoE layer keeps more than a dense one (the widest bound).
     const double per_layer_bytes = moe_layers ? per_layer_moe.value() : per_layer.value();
     double act = per_layer_bytes * facts.peak_layers[static_cast<std::size_t>(s)];

@@ -7,11 +7,16 @@ using workload::OpType;
 using workload::ParallelDim;
 using workload::RankId;
 
-void OpIssuer::start_rank() { has_dp_ = false; }
+void OpIssuer::start_rank() { has_dp_ = has_outer_ = false; }
 
 std::optional<OpId> OpIssuer::last_dp_op() const {
   if (!has_dp_) return std::nullopt;
   return last_dp_;
+}
+
+std::optional<OpId> OpIssuer::last_outer_op() const {
+  if (!has_outer_) return std::nullopt;
+  return last_outer_;
 }
 
 OpId OpIssuer::issue(RankId r, const PendingOp& op, const std::vector<OpId>& deps) {
@@ -19,6 +24,10 @@ OpId OpIssuer::issue(RankId r, const PendingOp& op, const std::vector<OpId>& dep
   if (op.type == OpType::collective && op.stream == streams_.dp) {
     last_dp_ = id;
     has_dp_ = true;
+  }
+  if (ctx_.diloco_sync && op.type == OpType::collective && op.stream == streams_.diloco_outer) {
+    last_outer_ = id;
+    has_outer_ = true;
   }
   return id;
 }

@@ -22,7 +22,7 @@ class OpIssuer {
   OpIssuer(const PlanContext& ctx, workload::ExecutionGraph& g, const Streams& streams, GroupTable& groups)
       : ctx_(ctx), g_(g), streams_(streams), groups_(groups) {}
 
-  /// Before a rank's first step: forgets the previous rank's last DP op.
+  /// Before a rank's first step: forgets the previous rank's last DP and outer ops.
   void start_rank();
   /// Fuses collectives that run back to back in `ops` (CompileOptions::fuse_collectives).
   void fuse_collectives(StepOps& ops);
@@ -32,6 +32,9 @@ class OpIssuer {
   void issue_pair(workload::RankId r, const StepOps& a, const StepOps& b, std::vector<workload::OpId>& frontier);
   /// The rank's last op on the dp stream so far, if any (the optimizer waits for it).
   std::optional<workload::OpId> last_dp_op() const;
+  /// The rank's last DiLoCo outer collective so far, if any (a streamed fragment's outer update
+  /// waits for it).
+  std::optional<workload::OpId> last_outer_op() const;
 
  private:
   workload::OpId issue(workload::RankId r, const PendingOp& op, const std::vector<workload::OpId>& deps);
@@ -42,8 +45,8 @@ class OpIssuer {
   workload::ExecutionGraph& g_;
   const Streams& streams_;
   GroupTable& groups_;
-  workload::OpId last_dp_ = 0;
-  bool has_dp_ = false;
+  workload::OpId last_dp_ = 0, last_outer_ = 0;
+  bool has_dp_ = false, has_outer_ = false;
   std::vector<workload::OpId> ids_a_, ids_b_;  // op ids of the step(s) being issued, by position
   std::vector<workload::OpId> deps_;           // scratch: a chain plus the op it waits for
   // fuse_collectives' scratch.

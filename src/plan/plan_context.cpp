@@ -1,5 +1,7 @@
 #include "plan/plan_context.hpp"
 
+#include "inflect/plan/diloco.hpp"
+
 namespace inflect::plan::compiler {
 
 PlanContext::PlanContext(const Experiment& e, const CompileOptions& o)
@@ -17,13 +19,16 @@ PlanContext::PlanContext(const Experiment& e, const CompileOptions& o)
     moe = workload::moe_mlp(model, shard);
     ep_bytes = moe.dispatch_bytes.value();
   }
-  const ShardGroups shards = shard_groups(plan, dp);
+  workers = diloco_workers(e);
+  worker_dp = plan::worker_dp(e, dp);
+  diloco_sync = workers > 1 && o.diloco_step == DilocoStep::sync;
+  const ShardGroups shards = shard_groups(plan, worker_dp);
   dp_group_size = shards.size;
   replicas = shards.replicas;
   grad_bytes = grad_bytes_per_param(e.training);
   pp_message_bytes = static_cast<double>(e.training.micro_batch * e.training.seq_len / plan.cp * model.hidden) *
                      core::bytes_per_element(core::activation_precision(e.training.precision)) / (plan.sequence_parallel ? plan.tp : 1);
-  edp_group_size = dp * plan.cp / plan.ep;
+  edp_group_size = worker_dp * plan.cp / plan.ep;
   // Megatron-LM's scatter/gather: without SP each TP rank sends its 1/tp of the (replicated)
   // activation; the receivers all-gather the pieces over TP (steps.cpp).
   pp_gather = plan.pp_scatter_gather && plan.tp > 1 && !plan.sequence_parallel;
@@ -31,13 +36,9 @@ PlanContext::PlanContext(const Experiment& e, const CompileOptions& o)
   overlap_param_gather = plan.overlap_param_gather && (plan.zero == 1 || plan.zero == 2) && dp_group_size > 1;
 
   memory = estimate_memory(e, dp, schedule_facts(plan.schedule, shape));  // the shape derived above
-  for (const StageMemory& st : memory.stages) {
-    const double params = st.params;
-    const double experts = plan.ep > 1 ? st.expert_params : 0.0;
-    // ZeRO >= 1: each rank updates its shard, dense parameters over dp*cp (or the shard group),
-    // routed experts over dp*cp/ep (the expert-data-parallel group).
-    stage_shard_params.push_back(plan.zero >= 1 ? (params - experts) / dp_group_size + experts / edp_group_size : params);
-  }
+  // ZeRO >= 1: each rank updates its shard, dense parameters over dp*cp (or the shard group),
+  // routed experts over dp*cp/ep (the expert-data-parallel group), inside its DiLoCo worker.
+  for (const StageMemory& st : memory.stages) stage_shard_params.push_back(optimizer_shard_params(e, dp, st));
 }
 
 workload::RankId PlanContext::at_stage(workload::RankId r, int stage) const {

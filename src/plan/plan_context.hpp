@@ -24,6 +24,9 @@ struct PlanContext {
   const workload::ModelSpec& model;
   const ParallelPlan& plan;
   int dp = 1;
+  int workers = 1;    // DiLoCo's workers (training.diloco), 1 without
+  int worker_dp = 1;  // data-parallel ranks per worker: dp / workers
+  bool diloco_sync = false;  // building a DiLoCo sync step (CompileOptions::diloco_step)
   ScheduleShape shape;  // with the micro-batches per step of one data-parallel rank
   PipelineLayout layout;
   Mesh mesh;
@@ -36,11 +39,12 @@ struct PlanContext {
   bool overlap_param_gather = false; // ZeRO-1/2's parameter gather moved under the first forward
   double grad_bytes = 4;             // per parameter, of the gradients accumulated and reduced
   double ep_bytes = 0;               // one EP dispatch (or combine) all-to-all, per rank
+  // With DiLoCo, dp below is a worker's (worker_dp): no data-parallel group leaves its worker.
   int dp_group_size = 1;             // the group that reduce-scatters and gathers: dp*cp, or the shard group
   int replicas = 1;                  // hybrid sharding: data-parallel replicas of each shard group
   int edp_group_size = 1;            // ranks holding the same experts: dp*cp/ep
   MemoryEstimate memory;                   // its stages[s] hold the parameters one rank of stage s holds
-  std::vector<double> stage_shard_params;  // ... of which it updates (its optimizer shard)
+  std::vector<double> stage_shard_params;  // ... of which it updates (its optimizer shard; DiLoCo syncs these)
 
   /// The rank with r's coordinates but pipeline stage `stage`.
   workload::RankId at_stage(workload::RankId r, int stage) const;

@@ -6,6 +6,7 @@
 
 #include "inflect/core/strings.hpp"
 #include "inflect/plan/compiler.hpp"
+#include "inflect/plan/diloco.hpp"
 #include "inflect/plan/memory.hpp"
 #include "inflect/plan/schedule.hpp"
 #include "inflect/workload/layer_costs.hpp"
@@ -16,8 +17,9 @@ std::string plan_label(const Experiment& e) {
   const ParallelPlan& p = e.parallel;
   const int dp = derive_dp(e);
   std::string sharding = p.fsdp ? (p.reshard_after_forward ? "fsdp" : "fsdp(no-reshard)") : fmt::format("zero{}", p.zero);
-  // Hybrid sharding: the shard group reduce-scatters and gathers, its replicas all-reduce.
-  if (const ShardGroups shards = shard_groups(p, dp); shards.replicas > 1)
+  // Hybrid sharding: the shard group reduce-scatters and gathers, its replicas all-reduce (inside
+  // a DiLoCo worker, when there are workers).
+  if (const ShardGroups shards = shard_groups(p, worker_dp(e, dp)); shards.replicas > 1)
     sharding += fmt::format(" hybrid{}x{}", shards.size, shards.replicas);
   if (p.ep > 1) sharding = fmt::format("ep{} ", p.ep) + sharding;
   std::string label = fmt::format("tp{} pp{} dp{} cp{}{} {} {} recompute={} mb{} m={}", p.tp, p.pp, dp, p.cp,
@@ -29,6 +31,11 @@ std::string plan_label(const Experiment& e) {
     for (int n : p.layers_per_stage) counts.push_back(std::to_string(n));
     label += " layers=";
     label += core::join(counts, "/");
+  }
+  // DiLoCo: workers, inner steps per sync, compression, fragments when streamed.
+  if (const auto& d = e.training.diloco) {
+    label += fmt::format(" diloco k{} h{} {}", d->workers, d->sync_every, compression_name(d->compression));
+    if (d->fragments > 1) label += fmt::format(" f{}", d->fragments);
   }
   return label;
 }

@@ -36,9 +36,12 @@ struct Streams {
     if (p.ep > 1) ep = g.stream("ep");
     // ZeRO-3's per-layer gathers, and ZeRO-1/2's parameter gathers under the first forward.
     if (p.zero >= 3 || (p.overlap_param_gather && p.zero >= 1)) dp_gather = g.stream("dp_gather");
+    // DiLoCo's outer all-reduce (a sync step only): its own stream, so that a streamed fragment
+    // runs beside the step's data-parallel reduction instead of queueing behind it.
+    if (ctx.diloco_sync) diloco_outer = g.stream("diloco_outer");
   }
 
-  std::uint8_t compute = 0, tp = 0, tp_recv = 0, cp_send = 0, cp_recv = 0, dp = 0, ep = 0, dp_gather = 0;
+  std::uint8_t compute = 0, tp = 0, tp_recv = 0, cp_send = 0, cp_recv = 0, dp = 0, ep = 0, dp_gather = 0, diloco_outer = 0;
   // PP streams by what they carry and which way: activations and gradients, towards rank + 1
   // ("down") and rank - 1 ("up"); one stream per peer and kind, so a send to one peer never
   // waits behind a send to another.

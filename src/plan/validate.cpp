@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <string_view>
@@ -9,6 +10,7 @@
 #include "inflect/core/error.hpp"
 #include "inflect/core/strings.hpp"
 #include "inflect/plan/compiler.hpp"
+#include "inflect/plan/diloco.hpp"
 #include "inflect/plan/memory.hpp"
 #include "inflect/plan/schedule.hpp"
 
@@ -251,7 +253,7 @@ void check_micro_batch(const Experiment& e, Findings& f) {
     });
 }
 
-void check_zero(const Experiment& e, Findings& f) {
+void check_sharding(const Experiment& e, Findings& f) {
   const auto& p = e.parallel;
   // ZeRO shards over the data-parallel group: 1 the optimizer states, 2 also the gradients, 3
   // also the parameters.
@@ -274,13 +276,95 @@ void check_zero(const Experiment& e, Findings& f) {
     f.add([] {
       return Problem{"parallel.shard_group", "shard_group shards within groups and needs zero >= 1 (or fsdp: true)", ""};
     });
-  // The groups tile the dp*cp ranks that share one model shard.
-  const std::int64_t group = std::int64_t{derive_dp(e)} * e.parallel.cp;
+  // The groups tile the dp*cp ranks that share one model shard (with DiLoCo, one worker's).
+  const int dp = derive_dp(e), workers = diloco_workers(e);
+  const bool per_worker = workers > 1 && dp % workers == 0;
+  const std::int64_t group = std::int64_t{per_worker ? dp / workers : dp} * e.parallel.cp;
   if (group % p.shard_group != 0)
     f.add([&] {
-      return with_allowed("parallel.shard_group", fmt::format("shard_group={} does not divide dp*cp = {}", p.shard_group, group),
+      return with_allowed("parallel.shard_group",
+                          fmt::format("shard_group={} does not divide {} = {}", p.shard_group,
+                                      per_worker ? "a DiLoCo worker's dp*cp, dp/workers*cp" : "dp*cp", group),
                           divisors_up_to(group, group));
     });
+}
+
+// training.diloco (plan/diloco.hpp): the workers tile the data-parallel ranks, and what lives
+// inside a data-parallel group (expert parallelism) lies inside one worker.
+void check_diloco(const Experiment& e, Findings& f) {
+  if (!e.training.diloco) return;
+  const DilocoSpec& d = *e.training.diloco;
+  if (!e.workload.model) {
+    f.add([] { return Problem{"training.diloco", "training.diloco compiles a model's steps; a recorded trace has one step of its own", ""}; });
+    return;
+  }
+  if (d.sync_every < 1)
+    f.add([&] { return out_of_range("training.diloco.sync_every", "sync_every", d.sync_every, "1 or more"); });
+  // One worker has no one to synchronise with: that is synchronous training (plus an outer
+  // optimizer whose cost is all DiLoCo would add), so it is refused rather than reported as DiLoCo.
+  if (d.workers < 2) {
+    f.add([&] {
+      return out_of_range("training.diloco.workers", "workers", d.workers,
+                          "2 or more (one worker is synchronous training: leave training.diloco out)");
+    });
+    return;
+  }
+  const int dp = derive_dp(e);
+  if (dp % d.workers != 0) {
+    f.add([&] {
+      std::string allowed;
+      for (int k = 2; k <= dp; ++k)
+        if (dp % k == 0) allowed += (allowed.empty() ? "" : ", ") + std::to_string(k);
+      return with_allowed("training.diloco.workers",
+                          fmt::format("workers={} does not divide dp={}: the data-parallel ranks are split into workers of "
+                                      "equal size",
+                                      d.workers, dp),
+                          allowed.empty() ? "none (dp is 1)" : allowed);
+    });
+    return;
+  }
+  const int per_worker = dp / d.workers;
+  if (per_worker % e.parallel.ep != 0)
+    f.add([&] {
+      return Problem{"parallel.ep",
+                     fmt::format("ep={} does not divide a DiLoCo worker's dp/workers = {}/{} = {}: expert parallelism is folded "
+                                 "inside data parallelism, which is inside a worker",
+                                 e.parallel.ep, dp, d.workers, per_worker),
+                     ""};
+    });
+  // Streaming DiLoCo syncs each fragment once per H inner steps, at a different step: at most one
+  // per step; a fragment is whole layers, so every pipeline stage holds a part of each.
+  if (d.fragments < 1 || d.fragments > d.sync_every)
+    f.add([&] {
+      return out_of_range("training.diloco.fragments", "fragments", d.fragments,
+                          fmt::format("1 to sync_every ({}): one fragment's sync per inner step at most", d.sync_every));
+    });
+  const auto& p = e.parallel;
+  int fewest = e.workload.model->layers / std::max(p.pp, 1);
+  for (int n : p.layers_per_stage) fewest = std::min(fewest, n);
+  if (d.fragments > fewest)
+    f.add([&] {
+      return out_of_range("training.diloco.fragments", "fragments", d.fragments,
+                          fmt::format("at most {}, the layers of the smallest pipeline stage: a fragment is whole layers", fewest));
+    });
+  if (d.compression == OuterCompression::topk && !(d.topk_fraction > 0 && d.topk_fraction <= 1))
+    f.add([&] {
+      return Problem{"training.diloco.topk_fraction",
+                     fmt::format("topk_fraction={} is out of range; compression topk sends this fraction of the elements: "
+                                 "allowed: a fraction in (0, 1]",
+                                 d.topk_fraction),
+                     "(0, 1]"};
+    });
+  if (!(d.token_multiplier > 0))
+    f.add([&] {
+      return Problem{"training.diloco.token_multiplier",
+                     fmt::format("token_multiplier={} is out of range; allowed: a positive factor", d.token_multiplier), ""};
+    });
+}
+
+void check_zero(const Experiment& e, Findings& f) {
+  check_diloco(e, f);
+  if (f.count() == 0) check_sharding(e, f);
 }
 
 /// The key a schedule problem points at: the setting the message is about.

@@ -117,6 +117,10 @@ SearchSpec parse_search(const std::string& text, const std::string& name, const 
   if (root.raw()["training"] && root.raw()["training"].IsMap() && root.raw()["training"]["micro_batch"])
     root.child("training").child("micro_batch").fail("training.micro_batch is what the search varies; restrict it with search.micro_batch instead");
   if (root.raw()["workload"]) root.child("workload").fail("a search compiles a model; a recorded trace has no plan to search");
+  // The estimate prices one synchronous step; DiLoCo's period of inner and sync steps it does not.
+  if (root.raw()["training"] && root.raw()["training"].IsMap() && root.raw()["training"]["diloco"])
+    root.child("training").child("diloco").fail("training.diloco is not modelled by the search's estimate: search without it, then "
+                                                 "run the chosen plans with it (inflect run, or a scan over its keys)");
 
   YAML::Node raw = root.raw();
   raw.remove("search");

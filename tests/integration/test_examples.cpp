@@ -85,11 +85,12 @@ TEST_CASE("every bundled example loads and simulates with sane figures") {
       {"gpt3-175b-a100-zero-bubble", true}, {"gpt3-175b-a100-dualpipev", true},
       {"llama3-8b-hot-gpu-h100", true}, {"llama3-8b-hot-gpu-h100-rebalanced", true},
       {"llama3-8b-dp8-example-192g", true}, {"llama3-70b-fp8-h100", true}, {"llama3-8b-32k-fa2-h100", true},
-      {"bloom-176b-megatron-deepspeed-a100", true}, {"llama3-8b-torchtitan-h100", true}};
+      {"bloom-176b-megatron-deepspeed-a100", true}, {"llama3-8b-torchtitan-h100", true},
+      {"diloco-intellect1-like-h100", true}};
   const auto files = bundled_examples();
   // workloads/examples/whatif/gpt3-175b-a100.yaml and mesh/mixtral-8x22b-ep8-mi300x.yaml repeat
   // base examples under the same names. (custom-device/'s devices/ and topologies/ are its inputs.)
-  CHECK(files.size() == 22);
+  CHECK(files.size() == 23);
   for (const auto& file : files) {
     CAPTURE(file.string());
     RunReport r = run_symmetric(file);

@@ -60,11 +60,13 @@ struct Config {
   double power_cap_w = 0;  // 0: the device's board power
   double inlet_c = -100;   // below -50: the topology's
   int steps = 1;
+  std::string diloco;  // training.diloco's map, flow style ("" = synchronous)
 
   std::string label() const {
-    return fmt::format("{} x{} {} tp{} pp{} dp{}{} zero{} recompute={} {} v{} ep{} sg{} cp{}{}{} mb{} m={}", topology, nodes, model, tp, pp, dp,
-                       sp ? " sp" : "", zero, recompute, schedule, virtual_stages, ep, shard_group, cp, shared_overlap ? " shared-overlap" : "",
-                       tp_overlap ? " tp-overlap" : "", micro_batch, micro_batches);
+    return fmt::format("{} x{} {} tp{} pp{} dp{}{} zero{} recompute={} {} v{} ep{} sg{} cp{}{}{} mb{} m={}{}", topology, nodes, model, tp, pp,
+                       dp, sp ? " sp" : "", zero, recompute, schedule, virtual_stages, ep, shard_group, cp,
+                       shared_overlap ? " shared-overlap" : "", tp_overlap ? " tp-overlap" : "", micro_batch, micro_batches,
+                       diloco.empty() ? "" : " diloco " + diloco);
   }
 };
 
@@ -74,11 +76,11 @@ Experiment load(const Config& c) {
       "name: prop\n"
       "cluster: {{topology: topologies/{}.yaml, nodes: {}{}{}}}\n"
       "model: {}\n"
-      "training: {{seq_len: {}, global_batch: {}, micro_batch: {}, precision: bf16, steps: {}}}\n"
+      "training: {{seq_len: {}, global_batch: {}, micro_batch: {}, precision: bf16, steps: {}{}}}\n"
       "parallel: {{tp: {}, pp: {}, dp: {}, sequence_parallel: {}, zero: {}, recompute: {}, schedule: {}, virtual_stages: {}, ep: {}, shard_group: {}, cp: {}, moe_shared_expert_overlap: {}, tp_comm_overlap: {}}}\n",
       c.topology, c.nodes, c.power_cap_w > 0 ? fmt::format(", power_cap_w: {}", c.power_cap_w) : "",
       c.inlet_c > -50 ? fmt::format(", inlet_c: {}", c.inlet_c) : "", c.model, c.seq_len,
-      c.dp * c.micro_batch * c.micro_batches, c.micro_batch, c.steps, c.tp, c.pp, c.dp,
+      c.dp * c.micro_batch * c.micro_batches, c.micro_batch, c.steps, c.diloco.empty() ? "" : ", diloco: " + c.diloco, c.tp, c.pp, c.dp,
       c.sp ? "true" : "false", c.zero, c.recompute, c.schedule, c.virtual_stages, c.ep, c.shard_group, c.cp, c.shared_overlap ? "true" : "false",
       c.tp_overlap ? "true" : "false");
   return inflect::io::parse_experiment(inflect::io::load_yaml_string(yaml, "prop.yaml"), INFLECT_SOURCE_DIR);
@@ -190,6 +192,16 @@ std::vector<Config> small_configs() {
   add("dgx-h100", 2, kLlama4, 4, 1, 2, true, 1, "none");
   v.back().cp = 2;
   v.back().tp_overlap = true;
+  // DiLoCo (training.diloco): blocking with pipelining and ZeRO-1 in workers of two nodes; streamed
+  // fragments with FSDP, EP and int8 inside the workers; top-k with hybrid shard groups inside them.
+  add("dgx-h100", 4, kLlama8, 2, 2, 8, true, 1, "selective");
+  v.back().diloco = "{sync_every: 4, workers: 2}";
+  add("dgx-h100", 4, kMoe4, 1, 2, 16, false, 3, "none");
+  v.back().ep = 4;
+  v.back().diloco = "{sync_every: 8, workers: 2, fragments: 2, compression: int8}";
+  add("mi300x", 4, kGpt8, 2, 1, 16, false, 3, "selective");
+  v.back().shard_group = 4;
+  v.back().diloco = "{sync_every: 16, workers: 2, fragments: 4, compression: topk, topk_fraction: 0.01}";
   return v;
 }
 
@@ -491,10 +503,11 @@ TEST_CASE("stage replay builds the same full-fidelity graph as emitting every ra
   // end_rank compare. Over every plan feature of small_configs (TP/CP rings, PP in every
   // schedule, DualPipe mirrors, EP, ZeRO 0-3, hybrid sharding, TP overlap) and a few examples,
   // the two graphs must be the same: stored ops, tables, replicas, and the exported bytes.
-  auto compile = [](const Experiment& e, bool replay) {
+  auto compile = [](const Experiment& e, bool replay, inflect::plan::DilocoStep step = inflect::plan::DilocoStep::inner) {
     inflect::plan::CompileOptions co;
     co.fidelity = Fidelity::full;
     co.replay_stage_ranks = replay;
+    co.diloco_step = step;
     return inflect::plan::compile(e, co).graph;
   };
   auto same = [](const inflect::workload::ExecutionGraph& a, const inflect::workload::ExecutionGraph& b) {
@@ -525,6 +538,12 @@ TEST_CASE("stage replay builds the same full-fidelity graph as emitting every ra
     same(fast, slow);
     replayed += !fast.replicas().empty();
     CHECK(inflect::workload::graph_to_json(fast) == inflect::workload::graph_to_json(slow));
+    // A DiLoCo experiment's sync step too (its outer groups span the workers).
+    if (!c.diloco.empty()) {
+      const auto fast_sync = compile(e, true, inflect::plan::DilocoStep::sync);
+      same(fast_sync, compile(e, false, inflect::plan::DilocoStep::sync));
+      CHECK(fast_sync.ops().size() > fast.ops().size());
+    }
   }
   CHECK(replayed >= 20);
   for (const char* example : {"workloads/examples/llama-32l-1024.yaml", "workloads/examples/gpt3-175b-1024-a100.yaml",

@@ -166,6 +166,41 @@ training: {global_batch: 64}
   CHECK_FALSE(seed_only.cluster.variability.any());
 }
 
+TEST_CASE("experiment: training.diloco is absent unless given, and reads every key") {
+  auto off = parse(R"(
+cluster: {topology: topologies/dgx-h100.yaml, nodes: 2}
+model: {preset: llama3-8b}
+training: {global_batch: 64}
+)");
+  CHECK_FALSE(off.training.diloco.has_value());
+  auto e = parse(R"(
+cluster: {topology: topologies/dgx-h100.yaml, nodes: 2}
+model: {preset: llama3-8b}
+training:
+  global_batch: 64
+  diloco: {sync_every: 100, workers: 2, compression: topk, topk_fraction: 0.05, fragments: 4, token_multiplier: 1.2}
+)");
+  REQUIRE(e.training.diloco.has_value());
+  const auto& d = *e.training.diloco;
+  CHECK(d.sync_every == 100);
+  CHECK(d.workers == 2);
+  CHECK(d.compression == inflect::plan::OuterCompression::topk);
+  CHECK(d.topk_fraction == 0.05);
+  CHECK(d.fragments == 4);
+  CHECK(d.token_multiplier == 1.2);
+  CHECK(d.token_multiplier_given);
+  // Defaults: no compression, one fragment (blocking), a multiplier of 1 that was not given.
+  auto plain = parse(R"(
+cluster: {topology: topologies/dgx-h100.yaml, nodes: 2}
+model: {preset: llama3-8b}
+training: {global_batch: 64, diloco: {sync_every: 10, workers: 16}}
+)");
+  CHECK(plain.training.diloco->compression == inflect::plan::OuterCompression::none);
+  CHECK(plain.training.diloco->fragments == 1);
+  CHECK(plain.training.diloco->token_multiplier == 1);
+  CHECK_FALSE(plain.training.diloco->token_multiplier_given);
+}
+
 TEST_CASE("experiment: derived dp, gpipe, selective, custom order, bucket 0") {
   auto e = parse(R"(
 cluster: {topology: topologies/dgx-a100.yaml, nodes: 4}

@@ -114,6 +114,38 @@ TEST_CASE("report_json: the straggler row and the variability figures are there 
   CHECK(inflect::io::format_summary(r).find("waiting for stragglers") != std::string::npos);
 }
 
+TEST_CASE("report_json: the diloco section is there only with training.diloco, and reads back") {
+  CHECK_FALSE(nlohmann::json::parse(inflect::io::report_to_json(sample())).contains("diloco"));
+  inflect::analysis::RunReport r = sample();
+  auto& d = r.diloco;
+  d.modeled = true;
+  d.sync_every = 100;
+  d.workers = 4;
+  d.fragments = 1;
+  d.compression = "int8";
+  d.inner_step = core::Seconds(9.9);
+  d.sync_step = core::Seconds(19.9);
+  d.time_per_step = core::Seconds(10);  // (99 * 9.9 + 19.9) / 100
+  d.time_per_token = core::Seconds(10.0 / (1536.0 * 2048));
+  d.sync_share = 0.1 / 10;
+  d.outer_bytes_per_rank = core::Bytes(1e9);
+  d.traffic_vs_dp = 0.0025;
+  d.statistical_efficiency = "not modelled: ...";
+  // The synchronous plan did not fit: its step and the ratio are unknown, written null.
+  const std::string text = inflect::io::report_to_json(r);
+  const auto j = nlohmann::json::parse(text);
+  CHECK(j["diloco"]["sync_step_s"].get<double>() == 19.9);
+  CHECK(j["diloco"]["traffic_vs_dp"].get<double>() == 0.0025);
+  CHECK(j["diloco"]["compression"].get<std::string>() == "int8");
+  CHECK(j["diloco"]["synchronous_step_s"].is_null());
+  CHECK(j["diloco"]["time_to_target_ratio"].is_null());
+  CHECK(inflect::io::report_to_json(inflect::io::report_from_json(nlohmann::ordered_json::parse(text))) == text);
+  const std::string summary = inflect::io::format_summary(r);
+  CHECK(summary.find("DiLoCo: 4 workers, an outer sync every 100 steps, int8 compression, blocking") != std::string::npos);
+  CHECK(summary.find("not simulated (its plan does not fit)") != std::string::npos);
+  CHECK(summary.find("statistical efficiency not modelled") != std::string::npos);
+}
+
 TEST_CASE("report_json: deterministic key order, volatile fields optional") {
   auto r = sample();
   std::string a = inflect::io::report_to_json(r);

@@ -236,6 +236,50 @@ TEST_CASE("scan runner: impossible points are kept with their reason") {
   CHECK(out.rows.size() == 8);
 }
 
+TEST_CASE("scan runner: DiLoCo's keys are axes, one worker is an invalid point, and syncing less never slows the step") {
+  // training.diloco.sync_every and .workers swept over a 1.7B GPT on 2 DGX A100 nodes (dp16):
+  // workers 1 is refused at its key (synchronous training), workers 2 runs at every H, and its
+  // mean step (step_time_s, what the rows and the analysis read) does not grow with H.
+  io::set_project_root(INFLECT_SOURCE_DIR);
+  const auto spec = scan::parse_scan(R"(
+name: diloco-scan
+cluster: {topology: ../../topologies/dgx-a100.yaml, nodes: 2}
+model: {preset: gpt-1.7b}
+training: {seq_len: 2048, global_batch: 64, micro_batch: 1, precision: bf16, diloco: {sync_every: 1, workers: 2, compression: int8}}
+sweep:
+  training.diloco.sync_every: [1, 10, 100]
+  training.diloco.workers: [1, 2]
+)",
+                                     "diloco.yaml", kScansDir);
+  const auto d = fresh_dir("diloco");
+  const auto out = scan::run_scan(spec, d.string(), scan::ScanOptions{});
+  REQUIRE(out.rows.size() == 6);
+  double last = 1e300;
+  int ok = 0;
+  for (const auto& r : out.rows) {
+    CAPTURE(r.key);
+    if (r.key.find("workers=1") != std::string::npos) {
+      CHECK(r.status == scan::RowStatus::invalid);
+      CHECK(r.reason.find("training.diloco.workers: workers=1 is out of range") != std::string::npos);
+      continue;
+    }
+    REQUIRE(r.status == scan::RowStatus::ok);
+    ++ok;
+    CHECK(r.report.diloco.modeled);
+    CHECK(r.report.step_time.value() == r.report.diloco.time_per_step.value());
+    CHECK(r.report.step_time.value() <= last);
+    last = r.report.step_time.value();
+  }
+  CHECK(ok == 3);
+  // The rows' reports carry the diloco section, read back from results.jsonl.
+  const auto rows = scan::read_rows((d / "results.jsonl").string());
+  REQUIRE(rows.size() == 6);
+  CHECK(rows[5].report.diloco.modeled);
+  CHECK(rows[5].report.diloco.sync_every == 100);
+  CHECK(rows[5].report.diloco.inner_step.value() == out.rows[5].report.diloco.inner_step.value());
+  fs::remove_all(d);
+}
+
 TEST_CASE("scan runner: resume after an interruption loses and duplicates nothing") {
   const auto s = toy();
   const auto full = fresh_dir("full"), cut = fresh_dir("cut");

@@ -134,6 +134,14 @@ TEST_CASE("the search file rejects a plan given in two places and bad lists, at 
   const std::string ov = error_of(std::string(kHead) + "parallel: {tp_comm_overlap: true}\nsearch: {}\n");
   CHECK(ov.find("parallel.tp_comm_overlap is not modelled by the search's estimate") != std::string::npos);
   CHECK(ov.find("tp_comm_overlap:") != std::string::npos);  // located at the key
+  // Nor is DiLoCo's period of inner and sync steps (training.diloco).
+  const std::string dl = error_of(R"(
+cluster: {topology: ../../topologies/dgx-h100.yaml, nodes: 1}
+model: {preset: gpt-1.7b}
+training: {seq_len: 2048, global_batch: 16, diloco: {sync_every: 10, workers: 2}}
+search: {}
+)");
+  CHECK(dl.find("training.diloco is not modelled by the search's estimate") != std::string::npos);
   const std::string mb = error_of(R"(
 cluster: {topology: ../../topologies/dgx-h100.yaml, nodes: 1}
 model: {preset: gpt-1.7b}

@@ -130,6 +130,33 @@ struct VariabilityReport {
   double slowest_device_factor = 1;   // its factor on every kernel time (named slow devices included)
 };
 
+/// DiLoCo-style training (training.diloco; docs/low-communication.md): the simulated steps of a
+/// period of sync_every steps and what they amortise to. With it, the report's step figures
+/// (step_time, tokens_per_s, the breakdown, power) are that period's mean step.
+struct DilocoReport {
+  bool modeled = false;
+  // The settings, as given.
+  int sync_every = 0, workers = 0, fragments = 0;
+  std::string compression;
+  double token_multiplier = 1;
+  core::Seconds inner_step;  // a worker's step, gradients reduced inside the worker
+  core::Seconds sync_step;   // the inner step with the outer sync (one fragment's, when streamed)
+  /// ((sync_every - fragments) * inner_step + fragments * sync_step) / sync_every.
+  core::Seconds time_per_step;
+  std::optional<core::Seconds> time_per_token;  // time_per_step / tokens per step
+  double sync_share = 0;  // fragments * (sync_step - inner_step) / sync_every / time_per_step
+  core::Bytes outer_bytes_per_rank;  // what the heaviest rank contributes to one outer sync (all fragments)
+  /// Bytes sent across worker boundaries per sync_every steps, DiLoCo over synchronous DP over the
+  /// same ranks (plan/diloco.hpp, dp_sent_across_workers), every rank summed.
+  double traffic_vs_dp = 0;
+  /// Synchronous training of the same plan (no training.diloco): its step, and DiLoCo's time to
+  /// the same loss over it, token_multiplier * time_per_step / synchronous_step. Unknown when the
+  /// synchronous plan does not fit in memory (it is then not simulated).
+  std::optional<core::Seconds> synchronous_step;
+  std::optional<double> time_to_target_ratio;
+  std::string statistical_efficiency;  // that it is not modelled, and what the ratio assumes
+};
+
 /// One simulated step of a multi-step run (training.steps).
 struct StepRecord {
   core::Seconds step_time;
@@ -176,6 +203,7 @@ struct RunReport {
   PowerReport power;
   ThermalReport thermal;
   VariabilityReport variability;
+  DilocoReport diloco;
   std::vector<StepRecord> steps;  // every simulated step, first to last
   /// A replayed Chakra or Kineto trace: what was read and how each node was treated, and the
   /// step as recorded against the simulated one (report.json `trace`, docs/traces.md). None for a

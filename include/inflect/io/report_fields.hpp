@@ -31,6 +31,7 @@ enum class Known {
   key_if_not_simulated,  // the key is there only when the plan was not simulated
   key_if_not_empty,      // the key is there only when it has something to say (a text, or a figure that is set)
   key_if_variability,    // the key is there only with cluster.variability (docs/variability.md)
+  key_if_diloco,         // the key is there only with training.diloco (docs/low-communication.md)
   key_if_volatile,       // wall-clock: the key is there only when volatile figures are asked for
 };
 

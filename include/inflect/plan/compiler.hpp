@@ -20,7 +20,8 @@
 //        ZeRO-3 per layer); routed experts over the expert-data-parallel group; hybrid sharding
 //        then all-reduces across replicas; without overlap_grad_reduce one reduction after the
 //        schedule. Then DualPipe's two copies' gradients summed, the optimizer step, and with
-//        ZeRO-1/2 the parameter all-gather. ZeRO-3 gathers each layer's parameters before it runs,
+//        ZeRO-1/2 the parameter all-gather. With training.diloco every data-parallel group lies
+//        inside a worker, and a sync step adds the outer sync (DilocoStep, below). ZeRO-3 gathers each layer's parameters before it runs,
 //        one layer ahead (again before its backward when resharded after forward).
 // Kernels between two communication points are fused into one op, and collectives back to back
 // on one group into one (same timing; CompileOptions).
@@ -37,6 +38,16 @@
 
 namespace inflect::plan {
 
+/// Which step of a DiLoCo period (training.diloco) to build; ignored without it.
+///   inner  the worker's step: gradients reduced inside the worker only;
+///   sync   the inner step and an outer sync: with fragments 1, after the inner optimizer the
+///          pseudo-gradient, its all-reduce across the workers and the outer optimizer, blocking
+///          the step's end; with fragments F > 1, one fragment's all-reduce on its own stream
+///          (`diloco_outer`) from the step's start, overlapped with its compute, and the
+///          fragment's outer update after the inner optimizer (which it delays until the
+///          all-reduce is done).
+enum class DilocoStep : unsigned char { inner, sync };
+
 struct CompileOptions {
   Fidelity fidelity = Fidelity::symmetric;
   /// One op per block between communication points (true) or one op per kernel (false).
@@ -49,6 +60,7 @@ struct CompileOptions {
   /// emit every rank and let ExecutionGraph::end_rank compare (false). Same graph either way (a
   /// test compares them); false is the reference the replay is checked against.
   bool replay_stage_ranks = true;
+  DilocoStep diloco_step = DilocoStep::inner;
 };
 
 struct CompiledPlan {

@@ -86,6 +86,26 @@ struct WorkloadSpec {
   bool retime = false;  // time a trace's compute from its FLOPs and bytes on the device (`--retime`)
 };
 
+/// What the outer all-reduce of DiLoCo carries per parameter (training.diloco.compression;
+/// plan/diloco.hpp gives the bytes and their sources).
+enum class OuterCompression : unsigned char { none, fp16, bf16, int8, topk };
+
+/// Low-communication training (training.diloco; docs/low-communication.md): DiLoCo's workers each
+/// train on their own for sync_every inner steps, reducing gradients only among their own ranks,
+/// then all-reduce the parameter change (the pseudo-gradient) across workers, whole (fragments 1)
+/// or, as Streaming DiLoCo, one of `fragments` parts at a time overlapped with an inner step.
+struct DilocoSpec {
+  int sync_every = 1;   // H: inner steps per outer synchronisation
+  int workers = 2;      // K: the data-parallel ranks split into K contiguous workers of dp/K
+  OuterCompression compression = OuterCompression::none;
+  double topk_fraction = 0;  // with topk: the fraction of the pseudo-gradient's elements sent
+  int fragments = 1;         // F: 1 = one blocking sync per H steps; F > 1 = streaming
+  /// M: how many times the tokens of synchronous training DiLoCo needs for the same loss, as the
+  /// user gives it (not modelled: inflect times steps, it does not predict loss).
+  double token_multiplier = 1;
+  bool token_multiplier_given = false;
+};
+
 struct TrainingSpec {
   std::int64_t seq_len = 0;
   std::int64_t global_batch = 0;  // sequences per step
@@ -104,6 +124,8 @@ struct TrainingSpec {
   /// anything else a named implementation, whose curves the loader selects into cluster.device
   /// (hw::DeviceSpec::with_attention); the device's `attention` then names the one in effect.
   std::string attention = "default";
+  /// training.diloco: DiLoCo-style training instead of a synchronous step (none: synchronous).
+  std::optional<DilocoSpec> diloco;
 };
 
 /// How context parallelism exchanges K and V (ParallelPlan::cp_comm).

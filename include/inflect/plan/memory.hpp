@@ -9,11 +9,13 @@
 //                  grads for bf16, as Megatron sets accumulate_allreduce_grads_in_fp32; fp16 for fp16)
 //   optimizer    = params_on_rank * (master + 2 moments) (Adam, training.optimizer: 12 with an
 //                  fp32 master copy and fp32 moments, 10 with NeMo's 16-bit remainders),
-//                  divided over the data-parallel(*cp) group with ZeRO-1 (distributed optimizer)
+//                  divided over the data-parallel(*cp) group with ZeRO-1 (distributed optimizer);
+//                  with training.diloco plus DiLoCo's outer copy and momentum, fp32 (8 B/param)
 //   sharding     = ZeRO-1 the optimizer states, ZeRO-2 also the gradients, ZeRO-3 also the weights
 //                  (plus the running and prefetched layers gathered): the dense part over dp*cp
 //                  (or the hybrid shard group), routed experts (with ep > 1) over the
-//                  expert-data-parallel group, dp*cp/ep ranks
+//                  expert-data-parallel group, dp*cp/ep ranks; with training.diloco dp is a
+//                  worker's dp/K (plan/diloco.hpp)
 //   activations  = activation_bytes_per_layer * the most layer-micro-batches the rank's schedule
 //                  keeps live at once (plan/schedule.hpp: peak_activation_layers), plus the
 //                  logits where a route ends (fp32, b*s*V/tp) and the embedding output where
@@ -74,7 +76,8 @@ double grad_bytes_per_param(const TrainingSpec& t);
 /// buffers (hw::MemoryReserve::per_communicator): one per parallel dimension of more than one rank
 /// (tp, cp, pp, the data-parallel gradient group dp*cp, ep) and, with ep, the expert-data-parallel
 /// group dp*cp/ep when it has more than one rank. Megatron creates further groups (model-parallel,
-/// embedding) whose few small collectives are not counted.
+/// embedding) whose few small collectives are not counted. (estimate_memory passes a DiLoCo
+/// worker's dp and adds one for the outer all-reduce's group.)
 int communicators(const ParallelPlan& p, int dp);
 /// Micro-batches per step of one data-parallel rank.
 std::int64_t micro_batches(const Experiment& e, int dp);

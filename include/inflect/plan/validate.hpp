@@ -26,7 +26,7 @@ enum class Stage : unsigned char {
   pipeline_parallel,  // pp against the layers; tp*pp*cp(*dp) against the devices (dp is known after it)
   expert_parallel,    // ep against the model's experts and dp
   micro_batch,        // micro_batch and global_batch against dp
-  zero,               // the ZeRO stage, fsdp, shard_group
+  zero,               // the ZeRO stage, fsdp, shard_group; DiLoCo's workers (training.diloco) against dp
   schedule,           // the pipeline schedule against the micro-batch count and the layers
   sequence_parallel,  // sequence parallelism and TP communication overlap
 };
