@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <mutex>
+#include <map>
 #include <set>
 
 #include "inflect/analysis/simulate.hpp"
@@ -153,7 +154,45 @@ std::string crosses_phrase(const plan::ParallelPlan& p, const std::vector<std::s
   return s;
 }
 
+// Whether the group's members, or those of any rank it stands for (symmetric fidelity's mirrors),
+// lie in more than one site.
+bool group_spans(const workload::Group& g, const net::Topology& topo) {
+  const auto one = [&](const std::vector<workload::RankId>& members) {
+    for (auto m : members)
+      if (topo.site_of(static_cast<net::DeviceId>(m)) != topo.site_of(static_cast<net::DeviceId>(members.front()))) return true;
+    return false;
+  };
+  if (one(g.members)) return true;
+  for (const auto& m : g.mirrors)
+    if (one(m)) return true;
+  return false;
+}
+
 }  // namespace
+
+std::array<core::Bytes, workload::kParallelDims> spanning_bytes(const plan::Experiment& e, plan::Fidelity fidelity) {
+  const net::Topology topo(e.cluster.topology, e.cluster.nodes);
+  analysis::SimulateOptions so;
+  so.fidelity = fidelity;
+  const workload::ExecutionGraph g = analysis::build_graph(e, so);
+  std::vector<bool> spans_sites(g.groups().size());
+  for (std::size_t i = 0; i < g.groups().size(); ++i) spans_sites[i] = group_spans(g.groups()[i], topo);
+  // Per stored rank and dimension; the stored ranks stand for every other (their replicas and,
+  // in symmetric fidelity, the ranks they represent), so the largest is the job's largest.
+  std::map<workload::RankId, std::array<double, workload::kParallelDims>> per_rank;
+  for (const workload::Op& op : g.ops()) {
+    if (op.type != workload::OpType::collective) continue;
+    const workload::Collective& c = g.collectives()[op.payload];
+    if (!spans_sites[c.group]) continue;
+    double bytes = c.bytes.value();
+    for (const auto& part : c.then) bytes += part.bytes.value();
+    per_rank[op.rank][static_cast<std::size_t>(c.dim)] += bytes;
+  }
+  std::array<core::Bytes, workload::kParallelDims> out{};
+  for (const auto& [rank, dims] : per_rank)
+    for (std::size_t d = 0; d < dims.size(); ++d) out[d] = core::Bytes(std::max(out[d].value(), dims[d]));
+  return out;
+}
 
 std::vector<std::string> crossing_dims(const plan::Experiment& e) {
   const net::Topology topo(e.cluster.topology, e.cluster.nodes);
@@ -224,6 +263,12 @@ plan::Experiment with_placement(const plan::Experiment& base, const Placement& p
   return e;
 }
 
+std::size_t dim_index(const std::string& d) {
+  for (int i = 0; i < workload::kParallelDims; ++i)
+    if (d == workload::to_string(static_cast<workload::ParallelDim>(i))) return static_cast<std::size_t>(i);
+  core::fail_invariant("dim_index: a parallel dimension's name");
+}
+
 std::string why_loses(const PlacementResult& loser, const PlacementResult& best) {
   if (!loser.ok() || !best.ok()) return loser.ok() ? "" : "not simulated";
   const auto& a = loser.report.breakdown;
@@ -240,9 +285,12 @@ std::string why_loses(const PlacementResult& loser, const PlacementResult& best)
   for (const char* d : {"dp", "tp", "pp", "cp", "ep"}) {
     std::string why;
     const bool here = has(loser.placement.crossing, d), there = has(best.placement.crossing, d);
-    if (here && !there) why = fmt::format(" ({} groups span sites here, not in the best)", d);
+    const double gb = loser.spanning[dim_index(d)].value() / 1e9;
+    if (here && !there) why = fmt::format(" ({} groups span sites here, not in the best: {:.3g} GB per rank per step)", d, gb);
     else if (here && std::string(d) == "dp" && loser.placement.cross_site != best.placement.cross_site)
-      why = loser.placement.cross_site == net::CrossSite::flat ? " (all of the gradients cross the WAN, flat)" : " (hierarchical)";
+      why = loser.placement.cross_site == net::CrossSite::flat
+                ? fmt::format(" (all of the {:.3g} GB per rank per step cross the WAN, flat)", gb)
+                : fmt::format(" (hierarchical: a shard of the {:.3g} GB per rank per step crosses)", gb);
     parts.push_back({fmt::format("exposed {}{}", d, why), ex(a.exposed_comm, d) - ex(b.exposed_comm, d)});
   }
   parts.push_back({has(loser.placement.crossing, "pp") && !has(best.placement.crossing, "pp") ? "pipeline bubble (stages wait on the WAN)"
@@ -283,8 +331,10 @@ PlacementsRun run_placements(const plan::Experiment& e, const PlacementsOptions&
     try {
       analysis::SimulateOptions so;
       so.fidelity = options.fidelity;
-      r.report = analysis::simulate(with_placement(e, r.placement), so);
+      const plan::Experiment placed_e = with_placement(e, r.placement);
+      r.report = analysis::simulate(placed_e, so);
       if (!r.report.simulated) r.error = r.report.not_simulated;
+      else r.spanning = spanning_bytes(placed_e, options.fidelity);
     } catch (const core::Error& err) {
       if (err.kind() == core::ErrorKind::internal) throw;
       r.error = core::format_error(err);

@@ -23,6 +23,16 @@ constexpr std::string_view kFigures[] = {"step_time_s",       "tokens_per_s",   
                                          "exposed_comm_s.tp", "exposed_comm_s.pp", "exposed_comm_s.cp", "exposed_comm_s.ep",
                                          "bubble_s",          "other_s"};
 
+// The volume on groups that span sites, for the crossing dimensions: "; per rank per step: dp 4.2 GB".
+std::string volume(const PlacementResult& p) {
+  std::string s;
+  for (const auto& d : p.placement.crossing) {
+    const double gb = p.spanning[dim_index(d)].value() / 1e9;
+    if (gb > 0) s += fmt::format("{}{} {:.3g} GB", s.empty() ? "" : ", ", d, gb);
+  }
+  return s.empty() ? s : " [per rank per step: " + s + "]";
+}
+
 }  // namespace
 
 std::string format_placements(const PlacementsRun& r) {
@@ -47,7 +57,7 @@ std::string format_placements(const PlacementsRun& r) {
                          p.placement.name, w, rep.step_time.value(), rep.tokens_per_s.value_or(std::nan("")), bd.compute.value(),
                          bd.bubble.value(), x.dp.value(), x.tp.value(), x.pp.value(), x.cp.value(), x.ep.value());
     }
-    out += fmt::format("{:>2}  {:<{}} crosses the WAN: {}\n", "", "", w, p.placement.crosses);
+    out += fmt::format("{:>2}  {:<{}} crosses the WAN: {}{}\n", "", "", w, p.placement.crosses, p.ok() ? volume(p) : std::string());
     if (!p.why_loses.empty()) out += fmt::format("{:>2}  {:<{}} why it loses: {}\n", "", "", w, p.why_loses);
   }
   out += "\n(exposed communication by dimension in seconds: the compute stream idle waiting on it; docs/report.md)\n";
@@ -81,6 +91,10 @@ std::string placements_to_json(const PlacementsRun& r, bool include_volatile) {
     x["crossing"] = p.placement.crossing;
     x["crosses"] = p.placement.crosses;
     if (p.ok()) {
+      Json bytes;
+      for (int d = 0; d < workload::kParallelDims; ++d)
+        bytes[workload::to_string(static_cast<workload::ParallelDim>(d))] = p.spanning[static_cast<std::size_t>(d)].value();
+      x["spanning_bytes"] = std::move(bytes);
       io::write_fields(x, p.report, kFigures);
       x["slower_than_best"] = p.report.step_time.value() / r.ranked.front().report.step_time.value() - 1;
     }

@@ -87,6 +87,25 @@ TEST_CASE("placements: the two-regions example has three, worked out by hand") {
   CHECK(search::with_placement(e, ps[1]).cluster.topology.collectives.cross_site == net::CrossSite::hierarchical);
 }
 
+TEST_CASE("placements: the bytes on groups that span sites, worked out for the pipeline boundary") {
+  // [pp 4, dp 8, tp 8]: stage 1 (east) sends each micro-batch's activations to stage 2 (west) and
+  // receives their gradients. With sequence parallelism a TP rank sends 1/tp of the activation:
+  // seq 8192 x hidden 8192 x 2 B (bf16) / 8 = 16,777,216 B, 64 micro-batches (512 / dp 8), both
+  // ways: 2 x 64 x 16,777,216 = 2,147,483,648 B. Nothing of dp spans sites there.
+  const auto e = example("llama3-70b-two-regions.yaml");
+  const auto ps = search::enumerate_placements(e);
+  const auto pp_across = search::spanning_bytes(search::with_placement(e, ps[2]), plan::Fidelity::symmetric);
+  CHECK(pp_across[search::dim_index("pp")].value() == doctest::Approx(2147483648.0));
+  CHECK(pp_across[search::dim_index("dp")].value() == 0);
+  // [dp 8, pp 4, tp 8]: the gradients' groups span, the pipeline's do not; flat or hierarchical
+  // moves the same collectives (the form changes what of them crosses, not their size).
+  const auto flat = search::spanning_bytes(search::with_placement(e, ps[0]), plan::Fidelity::symmetric);
+  const auto hier = search::spanning_bytes(search::with_placement(e, ps[1]), plan::Fidelity::symmetric);
+  CHECK(flat[search::dim_index("pp")].value() == 0);
+  CHECK(flat[search::dim_index("dp")].value() > 1e9);
+  CHECK(flat[search::dim_index("dp")].value() == hier[search::dim_index("dp")].value());
+}
+
 TEST_CASE("placements: three regions, where stages straddle sites unevenly there is no hierarchical form") {
   // 3 sites of 128 devices; tp 8, pp 4, dp 12. [tp, pp, dp]: site = (8 pp + 32 dp) / 128 = dp / 4:
   // dp groups span all three with 4 each (flat and hierarchical). [tp, dp, pp]: rank = tp + 8 dp +

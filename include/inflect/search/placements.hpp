@@ -10,6 +10,7 @@
 // data-parallel (or expert-data-parallel) group spans sites, its collectives run flat (the
 // library's ring or tree laid over the sites) or hierarchical (reduce-scatter inside each site,
 // all-reduce across, all-gather inside: cluster.cross_site_collectives), and both are placements.
+#include <array>
 #include <functional>
 #include <optional>
 #include <string>
@@ -19,6 +20,7 @@
 #include "inflect/net/collective_library.hpp"
 #include "inflect/plan/experiment.hpp"
 #include "inflect/plan/fidelity.hpp"
+#include "inflect/workload/exec_graph.hpp"
 
 namespace inflect::search {
 
@@ -52,9 +54,18 @@ std::vector<std::string> crossing_dims(const plan::Experiment& e);
 /// `base` with the placement's order (and cross-site form, when it has one).
 plan::Experiment with_placement(const plan::Experiment& base, const Placement& p);
 
+/// Bytes a rank moves per step in collectives whose groups span sites, by dimension (indexed by
+/// workload::ParallelDim; the collectives' sizes in nccl-tests' convention, summed over the step's
+/// calls; the largest over ranks). Builds the experiment's execution graph.
+std::array<core::Bytes, workload::kParallelDims> spanning_bytes(const plan::Experiment& e, plan::Fidelity fidelity);
+
+/// The index of a dimension's name ("dp") in spanning_bytes' array.
+std::size_t dim_index(const std::string& dim);
+
 struct PlacementResult {
   Placement placement;
   analysis::RunReport report;
+  std::array<core::Bytes, workload::kParallelDims> spanning{};  // spanning_bytes of the placement
   std::string error;     // the engine could not run it (the report is then empty)
   std::string why_loses;  // against the best placement; "" for the best
   bool ok() const { return error.empty() && report.simulated; }
