@@ -119,6 +119,41 @@ TEST_CASE("placements: three regions, where stages straddle sites unevenly there
   CHECK(ps[2].crossing == std::vector<std::string>{"pp", "dp"});
 }
 
+TEST_CASE("placements: with cp, pp and dp all above 1 the outermost one crosses; orders inside the sites tie") {
+  // Two sites of 4 DGX H100 nodes (32 devices each); tp 8, cp 2, pp 2, dp 2 = 64. Every order of
+  // cp, pp, dp outside tp is a different rank-to-device map (6). The outermost dimension has stride
+  // 32 = a site's devices, so its coordinate is the site: it alone crosses. dp's pairs have one
+  // member per site, so the hierarchical form does not apply (flat only).
+  const auto e = parse(R"(
+name: cp-two-sites
+cluster:
+  sites:
+    - {name: a, topology: ../../../topologies/dgx-h100.yaml, nodes: 4}
+    - {name: b, topology: ../../../topologies/dgx-h100.yaml, nodes: 4}
+  wan:
+    - {between: [a, b], bandwidth: 100Gb/s, circuits: 4, latency: 5ms, transport: ideal}
+model: {preset: llama3-8b}
+training: {seq_len: 16384, global_batch: 32, micro_batch: 1, precision: bf16}
+parallel: {tp: 8, cp: 2, pp: 2, sequence_parallel: true, zero: 1}
+)");
+  const auto ps = search::enumerate_placements(e);
+  REQUIRE(ps.size() == 6);
+  std::map<std::string, int> by_crossing;
+  for (const auto& p : ps) {
+    REQUIRE(p.crossing.size() == 1);
+    ++by_crossing[p.crossing[0]];
+    CHECK(p.cross_site == (p.crossing[0] == "dp" ? std::optional<net::CrossSite>(net::CrossSite::flat) : std::nullopt));
+  }
+  CHECK(by_crossing == std::map<std::string, int>{{"cp", 2}, {"dp", 2}, {"pp", 2}});
+  search::PlacementsOptions o;
+  o.jobs = 2;
+  const auto run = search::run_placements(e, o);
+  REQUIRE(run.ranked.size() == 6);
+  // Its partner (the same dimension outermost, the inner two swapped) says what differs.
+  CHECK(run.ranked[1].placement.crossing == run.ranked[0].placement.crossing);
+  CHECK(run.ranked[1].why_loses.find("the same groups cross the WAN") != std::string::npos);
+}
+
 TEST_CASE("placements: refused when there is nothing to place") {
   // A cluster without sites.
   auto plain = parse(R"(
