@@ -119,7 +119,7 @@ TEST_CASE("placements: three regions, where stages straddle sites unevenly there
   CHECK(ps[2].crossing == std::vector<std::string>{"pp", "dp"});
 }
 
-TEST_CASE("placements: with cp, pp and dp all above 1 the outermost one crosses; orders inside the sites tie") {
+TEST_CASE("placements: with cp, pp and dp all above 1 the outermost one crosses and orders inside the sites tie") {
   // Two sites of 4 DGX H100 nodes (32 devices each); tp 8, cp 2, pp 2, dp 2 = 64. Every order of
   // cp, pp, dp outside tp is a different rank-to-device map (6). The outermost dimension has stride
   // 32 = a site's devices, so its coordinate is the site: it alone crosses. dp's pairs have one
