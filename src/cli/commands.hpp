@@ -83,6 +83,17 @@ struct SearchArgs {
   std::vector<std::string> catalog_dirs;
 };
 
+/// inflect placements X.yaml (docs/placements.md).
+struct PlacementsArgs {
+  std::string experiment;
+  std::string out_dir;  // empty = write nothing
+  int jobs = 0;         // 0 = all hardware threads
+  plan::Fidelity fidelity = plan::Fidelity::symmetric;
+  bool quiet = false;
+  std::string profile;
+  std::vector<std::string> catalog_dirs;
+};
+
 struct CollectiveArgs {
   std::string kind;            // all_reduce, reduce_scatter, all_gather, all_to_all, sendrecv, broadcast, reduce
   std::string size;            // one size, or empty with --sweep
@@ -132,6 +143,7 @@ int cmd_check_collectives(const CheckCollectivesArgs& a);
 int cmd_calibrate(const CalibrateArgs& a);
 int cmd_collective(const CollectiveArgs& a);
 int cmd_search(const SearchArgs& a);
+int cmd_placements(const PlacementsArgs& a);
 int cmd_compare(const CompareArgs& a);
 int cmd_study(const StudyArgs& a);
 int cmd_scan(const ScanArgs& a);

@@ -110,6 +110,19 @@ int main(int argc, char** argv) {
   add_catalog_option(search_cmd, search.catalog_dirs);
   add_profile_option(search_cmd, search.profile);
 
+  cli::PlacementsArgs placements;
+  auto* placements_cmd = app.add_subcommand(
+      "placements", "lay the plan onto the cluster's sites every way that changes what crosses the WAN (dp, pp, cp, ep "
+                    "outermost; flat or hierarchical data parallelism), simulate each, rank them and say why each loses");
+  placements_cmd->add_option("experiment", placements.experiment, "experiment YAML with cluster.sites")->required();
+  placements_cmd->add_option("--out", placements.out_dir, "also write placements.json (every placement's figures and report) here");
+  placements_cmd->add_option("--threads,--jobs,-j", placements.jobs, "threads (default: all hardware threads)")
+      ->check(CLI::NonNegativeNumber);
+  add_fidelity_option(placements_cmd, placements.fidelity, "full or symmetric (default)");
+  placements_cmd->add_flag("--quiet,-q", placements.quiet, "no progress lines");
+  add_catalog_option(placements_cmd, placements.catalog_dirs);
+  add_profile_option(placements_cmd, placements.profile);
+
   std::string report_dir;
   auto* report_cmd = app.add_subcommand("report", "re-render report.md and report.html of a scan from its saved results");
   report_cmd->add_option("dir", report_dir, "a scan's output directory")->required();
@@ -226,6 +239,7 @@ int main(int argc, char** argv) {
       search.top_given = top_opt->count() > 0;
       return cli::cmd_search(search);
     }
+    if (*placements_cmd) return cli::cmd_placements(placements);
     if (*report_cmd) return cli::cmd_report(report_dir);
     if (*merge_cmd) return cli::cmd_merge(merge_dirs, merge_out);
     if (*validate_cmd) return cli::cmd_validate(validate_file, catalog_dirs);

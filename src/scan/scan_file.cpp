@@ -35,6 +35,17 @@ constexpr int kMaxPoints = 100000;
 // base, so a family can switch between the short form and the mesh form).
 const std::array<std::string, 6> kDegreeKeys = {"tp", "pp", "dp", "cp", "ep", "order"};
 
+// Whether setting `a` drops `b` from the base document (and so the two cannot both be set by one
+// point): parallel.mesh and a plan-degree key replace each other.
+bool replaces(const std::string& a, const std::string& b) {
+  const auto degree = [](const std::string& p) {
+    for (const auto& d : kDegreeKeys)
+      if (p == "parallel." + d) return true;
+    return false;
+  };
+  return (a == "parallel.mesh" && degree(b)) || (degree(a) && b == "parallel.mesh");
+}
+
 std::vector<std::string> split_path(const std::string& path) {
   std::vector<std::string> out;
   std::string cur;
@@ -315,6 +326,10 @@ ScanSpec parse_scan(const std::string& text, const std::string& name, const std:
       check_settable(root, values, ax.path, "sweep");
       if (!values.is_sequence() || values.raw().size() == 0)
         values.fail(fmt::format("sweep {}: expected a non-empty list of values", ax.path));
+      for (const auto& other : s.axes)
+        if (replaces(ax.path, other.path))
+          values.fail(fmt::format("sweep {}: also sweeping {}; a mesh sets every degree and the order, so sweep one form", ax.path,
+                                  other.path));
       std::set<std::string> seen;
       for (const auto& v : values.items()) {
         ax.labels.push_back(label_of(v.raw()));
@@ -350,10 +365,15 @@ ScanSpec parse_scan(const std::string& text, const std::string& name, const std:
         const Node v = fam.child(key);
         check_path(v, path);
         check_settable(root, v, path, fmt::format("plan family '{}' sets", f.name).c_str());
-        for (const auto& ax : s.axes)
+        for (const auto& ax : s.axes) {
           if (ax.path == path)
             v.fail(fmt::format("plan family '{}' sets {}, which is also swept; a point must get each key from one place",
                                f.name, path));
+          if (replaces(ax.path, path))
+            v.fail(fmt::format("plan family '{}' sets {}, which the swept {} replaces (a mesh sets every degree and the "
+                               "order); sweep one form",
+                               f.name, path, ax.path));
+        }
         if (v.is_scalar() && v.raw().Scalar() == "auto" && path != "parallel.dp")
           v.fail(fmt::format("'auto' derives a degree from the device count; only dp can be auto (got {})", path));
       }
@@ -477,6 +497,14 @@ std::optional<YAML::Node> build_document(const ScanSpec& s, const std::string& f
       if (kv.second.IsScalar() && kv.second.Scalar() == "auto") erase_path(doc, path);
       else set_path(doc, path, kv.second);
     }
+  }
+  // An axis over parallel.mesh (a placement order, docs/placements.md) drops the base's degree
+  // keys, and an axis over a degree drops the base's mesh, as a family does.
+  for (const auto& ax : s.axes) {
+    if (ax.path == "parallel.mesh")
+      for (const auto& d : kDegreeKeys) erase_path(doc, fmt::format("parallel.{}", d));
+    else if (replaces(ax.path, "parallel.mesh"))
+      erase_path(doc, "parallel.mesh");
   }
   for (std::size_t a = 0; a < s.axes.size(); ++a) set_path(doc, s.axes[a].path, sweep[s.axes[a].path][combo[a]]);
   for (const auto& w : s.where)

@@ -136,6 +136,53 @@ TEST_CASE("scan file: mistakes are input errors naming the key and line") {
             .find("plan family 'a' sets parallel.tp: 'parallel' is '8' in this file, not a map") != std::string::npos);
 }
 
+TEST_CASE("scan file: placements as an axis over parallel.mesh, the base's degree keys dropped") {
+  // Two sites of two DGX H100 nodes (16 GPUs each); tp 8, pp 2, dp 2 written as short keys. Each
+  // point's mesh replaces them (docs/placements.md): [dp 2, pp 2, tp 8] puts the dp pair across
+  // the sites (rank = tp + 8 pp + 16 dp, site = dp), [pp 2, dp 2, tp 8] the two stages.
+  const std::string text = R"(
+name: placements-axis
+cluster:
+  sites:
+    - {name: a, topology: ../../topologies/dgx-h100.yaml, nodes: 2}
+    - {name: b, topology: ../../topologies/dgx-h100.yaml, nodes: 2}
+  wan:
+    - {between: [a, b], bandwidth: 50Gb/s, latency: 5ms, transport: ideal}
+model: {preset: llama3-8b}
+training: {seq_len: 4096, global_batch: 16, micro_batch: 1, precision: bf16}
+parallel: {tp: 8, pp: 2, sequence_parallel: true}
+sweep:
+  parallel.mesh: [[dp 2, pp 2, tp 8], [pp 2, dp 2, tp 8]]
+  cluster.cross_site_collectives: [flat, hierarchical]
+)";
+  io::set_project_root(INFLECT_SOURCE_DIR);
+  const auto s = scan::parse_scan(text, "placements.yaml", kScansDir);
+  const auto pts = scan::expand_points(s);
+  REQUIRE(pts.size() == 4);
+  CHECK(pts[2].key == "parallel.mesh=[pp 2, dp 2, tp 8];cluster.cross_site_collectives=flat");
+  const auto doc = scan::point_document(s, pts[2]);
+  CHECK_FALSE(doc["parallel"]["tp"].IsDefined());
+  CHECK_FALSE(doc["parallel"]["pp"].IsDefined());
+  CHECK(doc["parallel"]["sequence_parallel"].as<bool>());
+  const auto e = io::parse_experiment(io::Node(doc, std::make_shared<const std::string>("p"), ""), kScansDir);
+  CHECK(e.parallel.order == std::vector<plan::Dim>{plan::Dim::tp, plan::Dim::dp, plan::Dim::pp, plan::Dim::cp});
+  CHECK(e.parallel.tp * e.parallel.pp * e.parallel.dp == 32);
+  const auto d = fresh_dir("placements");
+  scan::ScanOptions o;
+  o.jobs = 2;
+  const auto out = scan::run_scan(s, d.string(), o);
+  REQUIRE(out.rows.size() == 4);
+  for (const auto& r : out.rows) CHECK_MESSAGE(r.status == scan::RowStatus::ok, r.key, ": ", r.reason);
+  // Where the dp pair crosses the 50 Gb/s link its gradients are exposed; stages across it are not.
+  CHECK(out.rows[0].report.breakdown.exposed_comm.dp.value() > out.rows[2].report.breakdown.exposed_comm.dp.value());
+  fs::remove_all(d);
+  // One point cannot take its degrees from two places.
+  const std::string head = "cluster: {topology: x.yaml}\nmodel: {preset: gpt-1.7b}\n";
+  CHECK(error_of(head + "sweep: {parallel.tp: [1, 2], parallel.mesh: [[dp 8]]}\n").find("a mesh sets every degree") != std::string::npos);
+  CHECK(error_of(head + "sweep: {parallel.mesh: [[dp 8]]}\nplans: {a: {tp: 2}}\n").find("which the swept parallel.mesh replaces") !=
+        std::string::npos);
+}
+
 TEST_CASE("scan runner: results do not depend on the number of jobs") {
   const auto s = toy();
   const auto d1 = fresh_dir("jobs1"), d2 = fresh_dir("jobs2");
