@@ -88,6 +88,8 @@ RunReport amortise(const RunReport& inner, double a, const RunReport& sync, doub
   k.bubble = mix(x.bubble, y.bubble);
   k.other = mix(x.other, y.other);
   if (x.stragglers && y.stragglers) k.stragglers = mix(*x.stragglers, *y.stragglers);
+  if (x.exposed_across_sites && y.exposed_across_sites)
+    k.exposed_across_sites = mix(*x.exposed_across_sites, *y.exposed_across_sites);
   k.critical_rank_note = fmt::format("{} in the inner step, {} in the sync step", x.critical_rank_note, y.critical_rank_note);
   const double step = r.step_time.value();
   const double ti = step > 0 ? a * inner.step_time.value() / step : a, ts = step > 0 ? b * sync.step_time.value() / step : b;

@@ -322,6 +322,7 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
       r.breakdown.other = in_seconds(c.other - c.peer_wait);
       r.breakdown.stragglers = in_seconds(c.device_slowdown + c.peer_wait);
     }
+    if (topo.sites() > 1) r.breakdown.exposed_across_sites = in_seconds(c.exposed_across_sites);
     r.breakdown.critical_rank_note = fmt::format("rank {}", c.rank);
   }
   r.power = std::move(power_report);

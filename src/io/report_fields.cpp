@@ -295,6 +295,11 @@ std::vector<ReportField> build_fields() {
                      "non-pipeline collectives for members that arrived later (taken out of `other_s`); negative when "
                      "its device is faster than calibrated and it never waited",
                      [](auto& r) -> auto& { return r.breakdown.stragglers; }));
+  f.push_back(member("breakdown.exposed_across_sites_s", "s", K::key_if_not_empty,
+                     "only on a cluster with sites (docs/geo.md): of the exposed communication above (not an extra "
+                     "part), the time spent waiting on collectives whose group spans several sites, i.e. whose "
+                     "traffic crosses the WAN",
+                     [](auto& r) -> auto& { return r.breakdown.exposed_across_sites; }));
   f.push_back(member("breakdown.critical_rank", "", K::always, "which rank the breakdown is of",
                      [](auto& r) -> auto& { return r.breakdown.critical_rank_note; }));
 

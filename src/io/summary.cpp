@@ -121,6 +121,7 @@ std::string format_summary(const analysis::RunReport& r) {
                                                         {"ep", b.exposed_comm.ep}};
   for (const auto& [name, s] : dims)
     if (s != none) part(fmt::format("  {}", name), s);
+  if (b.exposed_across_sites) part("  of which across sites", *b.exposed_across_sites);
   part("pipeline bubble", b.bubble);
   part("other", b.other);
   if (b.stragglers) part("waiting for stragglers", *b.stragglers);

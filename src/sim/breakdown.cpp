@@ -6,7 +6,8 @@ namespace inflect::sim {
 
 using core::Time;
 
-Breakdown::Breakdown(const RankTemplates& t, RankState& state) : t_(t), state_(state) {
+Breakdown::Breakdown(const RankTemplates& t, RankState& state, std::vector<char> across_sites)
+    : t_(t), state_(state), across_sites_(std::move(across_sites)) {
   constexpr std::uint32_t kRing = 4;
   const std::uint32_t nkeys = t.keys().count(t.slots());
   recs_.assign(static_cast<std::size_t>(nkeys) * kRing, Record{});
@@ -47,7 +48,9 @@ void Breakdown::attribute_gap(Slot slot, Time from, Time to, TemplateOp binding)
       Time lo = std::max(from, a), hi = std::min(to, b);
       return hi > lo ? hi - lo : Time::zero();
     };
-    r.exposed[static_cast<std::size_t>(dim)] += overlap(rec.start, rec.end);
+    const Time exposed = overlap(rec.start, rec.end);
+    r.exposed[static_cast<std::size_t>(dim)] += exposed;
+    if (!across_sites_.empty() && across_sites_[t_.group(slot, t_.op(binding).role)]) r.exposed_across_sites += exposed;
     const Time waiting = overlap(rec.posted, rec.start);
     if (dim == workload::ParallelDim::pp) {
       r.bubble += waiting;

@@ -27,7 +27,9 @@ struct Record {
 
 class Breakdown {
  public:
-  Breakdown(const RankTemplates& t, RankState& state);
+  /// `across_sites[g]`: group g spans several sites (its exposed time is also counted as across
+  /// sites); empty on a cluster of one site.
+  Breakdown(const RankTemplates& t, RankState& state, std::vector<char> across_sites = {});
 
   /// A record for collective `top` on stream `key`, replacing the oldest in the ring. A replaced
   /// record must be one the walk can no longer reach: attribute_gap walks back only through ops
@@ -61,6 +63,7 @@ class Breakdown {
 
   const RankTemplates& t_;
   RankState& state_;
+  std::vector<char> across_sites_;
   // Each stream's ring is a power-of-two block of recs_. One pool, so neighbouring streams share
   // cache lines.
   std::vector<Record> recs_;

@@ -31,6 +31,18 @@ using core::Time;
 using workload::ExecutionGraph;
 using workload::OpId;
 
+/// Per group: whether its members are in more than one site (empty on a cluster of one site).
+std::vector<char> groups_across_sites(const ExecutionGraph& g, const net::Topology& topo) {
+  if (topo.sites() == 1) return {};
+  std::vector<char> out(g.groups().size(), 0);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const auto& m = g.groups()[i].members;
+    for (auto r : m)
+      if (topo.site_of(static_cast<net::DeviceId>(r)) != topo.site_of(static_cast<net::DeviceId>(m.front()))) out[i] = 1;
+  }
+  return out;
+}
+
 class Engine {
  public:
   Engine(const ExecutionGraph& g, const net::Topology& topo, const hw::ComputeModel& model, const EngineOptions& opt)
@@ -43,7 +55,7 @@ class Engine {
         lowering_(g, topo, opt.tuning),
         collectives_(g, t_, lowering_, net_, q_),
         compute_(g, model, opt, t_, state_, q_),
-        breakdown_(t_, state_) {
+        breakdown_(t_, state_, groups_across_sites(g, topo)) {
     q_.reserve(t_.slots() * 4 + 64);
   }
 

@@ -91,4 +91,10 @@ TEST_CASE("geo: the WAN is what slows a job split over two sites") {
   const RunReport split = inflect::analysis::simulate(load(two_sites("10Gb/s", "20ms"), plan), o);
   CHECK(split.step_time.value() > one.step_time.value());
   CHECK(split.breakdown.compute.value() == doctest::Approx(one.breakdown.compute.value()).epsilon(1e-6));
+  // The breakdown says how much of the exposed communication waited on groups across the sites:
+  // here dp's (tp and pp stay inside a site), so all of dp's and no more.
+  CHECK_FALSE(one.breakdown.exposed_across_sites.has_value());
+  REQUIRE(split.breakdown.exposed_across_sites.has_value());
+  CHECK(split.breakdown.exposed_across_sites->value() > 0);
+  CHECK(split.breakdown.exposed_across_sites->value() == doctest::Approx(split.breakdown.exposed_comm.dp.value()));
 }

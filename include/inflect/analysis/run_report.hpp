@@ -34,6 +34,9 @@ struct Breakdown {
   /// non-pipeline collectives for members that arrived later). Negative when its own device is
   /// faster than the calibrated one and it never waited.
   std::optional<core::Seconds> stragglers;
+  /// Only on a cluster with sites (docs/geo.md): of exposed_comm, the part spent waiting on
+  /// collectives whose group spans several sites, i.e. whose traffic crosses the WAN.
+  std::optional<core::Seconds> exposed_across_sites;
   std::string critical_rank_note;  // which rank was used
 };
 

@@ -44,6 +44,8 @@ struct RankTimes {
   core::Time finish;
   core::Time compute;
   std::array<core::Time, workload::kParallelDims> exposed{};
+  /// Of `exposed`: waiting on collectives whose group spans several sites (the WAN).
+  core::Time exposed_across_sites;
   core::Time bubble;
   core::Time other;
   /// Part of `compute` that is the interference slowdown of overlapped communication.
