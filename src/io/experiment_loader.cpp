@@ -18,6 +18,7 @@
 #include "inflect/io/topology_loader.hpp"
 #include "inflect/plan/compiler.hpp"
 #include "inflect/plan/schedule.hpp"
+#include "inflect/net/topology.hpp"
 #include "inflect/plan/validate.hpp"
 #include "io/diloco_loader.hpp"
 #include "io/sites_loader.hpp"
@@ -311,6 +312,16 @@ void read_cluster(const Seen& seen, const std::string& base_dir, const DeviceCat
     if (total > option("cluster.nodes").max)
       sites->fail(fmt::format("the sites hold {} nodes; at most {} are supported", total, option("cluster.nodes").max));
     e.cluster.nodes = static_cast<int>(total);
+    // The sites and links as the network will build them (every site reached, routes short
+    // enough): said here, at the key, so `inflect validate` says it too.
+    try {
+      (void)net::Topology(e.cluster.topology, e.cluster.nodes);
+    } catch (const Error& err) {
+      const std::string& key = err.where().key_path;
+      if (key.starts_with("wan") && wan) wan->fail(err.message());
+      if (key.starts_with("sites")) sites->fail(err.message());
+      throw;
+    }
   } else {
     e.cluster.nodes = static_cast<int>(read_int(seen.value("cluster.nodes"), option("cluster.nodes")));
   }
