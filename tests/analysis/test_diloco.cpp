@@ -12,26 +12,6 @@
 
 using namespace inflect;
 
-namespace {
-
-// The GPT toy (toy_cluster.hpp) on one toy node as pure data parallelism: tp1 pp1 dp8, ZeRO-1,
-// one micro-batch per rank, split into `workers` DiLoCo workers.
-plan::Experiment toy_diloco(int sync_every, int workers = 2, plan::OuterCompression c = plan::OuterCompression::none, int fragments = 1) {
-  plan::Experiment e = test::toy_gpt_experiment();
-  e.parallel.tp = 1;
-  e.parallel.pp = 1;
-  e.parallel.dp = 8;
-  plan::DilocoSpec d;
-  d.sync_every = sync_every;
-  d.workers = workers;
-  d.compression = c;
-  if (c == plan::OuterCompression::topk) d.topk_fraction = 0.01;
-  d.fragments = fragments;
-  e.training.diloco = d;
-  return e;
-}
-
-}  // namespace
 
 TEST_CASE("diloco: a blocking sync adds the outer all-reduce and the outer kernels, amortised over H steps") {
   // dp8 in K = 2 workers of 4 ranks (ranks 0-3 and 4-7); ZeRO-1 shards each worker's optimizer
@@ -45,7 +25,7 @@ TEST_CASE("diloco: a blocking sync adds the outer all-reduce and the outer kerne
   // after), so on this idle network the sync step is the inner step plus
   //   extra = 12P/1e12 + 4P/1e11 + 26P/1e12 s,
   // and with H = 4 the amortised step is inner + extra / 4.
-  const plan::Experiment e = toy_diloco(4);
+  const plan::Experiment e = test::toy_diloco_experiment(4);
   const plan::MemoryEstimate mem = plan::estimate_memory(e, 8);
   const double p = mem.stages[0].params / 4;
   CHECK(plan::optimizer_shard_params(e, 8, mem.stages[0]) == doctest::Approx(p).epsilon(1e-12));
@@ -73,7 +53,7 @@ TEST_CASE("diloco: a blocking sync adds the outer all-reduce and the outer kerne
 TEST_CASE("diloco: the synchronous plan is simulated beside it, and time to target scales with the multiplier") {
   // time_to_target_ratio = M * time_per_step / synchronous_step (the same tokens per step). The
   // synchronous step all-reduces over all 8 ranks every step; DiLoCo's inner step over 4.
-  plan::Experiment e = toy_diloco(16);
+  plan::Experiment e = test::toy_diloco_experiment(16);
   analysis::RunReport r = analysis::simulate(e);
   REQUIRE(r.diloco.synchronous_step.has_value());
   plan::Experiment sync = e;
@@ -94,7 +74,7 @@ TEST_CASE("diloco: syncing less often never slows the mean step") {
   // Blocking sync: mean = inner + (sync - inner) / H, and neither step depends on H.
   double last = 1e300;
   for (int h : {1, 2, 4, 8, 16, 64, 256}) {
-    const analysis::RunReport r = analysis::simulate(toy_diloco(h));
+    const analysis::RunReport r = analysis::simulate(test::toy_diloco_experiment(h));
     CAPTURE(h);
     CHECK(r.step_time.value() <= last);
     last = r.step_time.value();
@@ -105,9 +85,9 @@ TEST_CASE("diloco: int8 sends a quarter of fp32's bytes, plus prime's lookup tab
   // none: 4 B/param. int8: 1 B/param and a 1 KiB table with each of the ring's 2K chunks
   // (kInt8ChunksPerRank = 2 per rank): (P + 2 * 2 * 1024) / (4P) for K = 2. fp16/bf16: half.
   // top-k at 1%: 0.01 P entries of 8 B = 0.08 P, each rank's own before the gather.
-  const plan::MemoryEstimate mem = plan::estimate_memory(toy_diloco(4), 8);
+  const plan::MemoryEstimate mem = plan::estimate_memory(test::toy_diloco_experiment(4), 8);
   const double p = mem.stages[0].params / 4;
-  auto bytes = [](plan::OuterCompression c) { return analysis::simulate(toy_diloco(4, 2, c)).diloco.outer_bytes_per_rank.value(); };
+  auto bytes = [](plan::OuterCompression c) { return analysis::simulate(test::toy_diloco_experiment(4, 2, c)).diloco.outer_bytes_per_rank.value(); };
   const double none = bytes(plan::OuterCompression::none);
   CHECK(none == doctest::Approx(4 * p).epsilon(1e-12));
   CHECK(bytes(plan::OuterCompression::int8) / none == doctest::Approx((p + 4096) / (4 * p)).epsilon(1e-12));
@@ -115,7 +95,7 @@ TEST_CASE("diloco: int8 sends a quarter of fp32's bytes, plus prime's lookup tab
   CHECK(bytes(plan::OuterCompression::bf16) / none == doctest::Approx(0.5).epsilon(1e-12));
   CHECK(bytes(plan::OuterCompression::topk) == doctest::Approx(std::ceil(0.01 * p) * 8).epsilon(1e-12));
   // Top-k is gathered: the collective carries the K ranks' entries, each rank sends (K-1) of them.
-  plan::DilocoSpec d = *toy_diloco(4, 4, plan::OuterCompression::topk).training.diloco;
+  plan::DilocoSpec d = *test::toy_diloco_experiment(4, 4, plan::OuterCompression::topk).training.diloco;
   const plan::OuterCollective o = plan::outer_collective(d, 1e6);
   CHECK(o.kind == workload::CollectiveKind::all_gather);
   CHECK(o.payload == 1e4 * 8);
@@ -127,14 +107,14 @@ TEST_CASE("diloco: streaming fragments is never slower than blocking on a comput
   // The toy's step is compute-bound (ms of GEMMs, an all-reduce of tens of MB at 100 GB/s). With
   // F fragments, F of every H steps carry 1/F of the bytes and kernels, the all-reduce overlapped
   // with the step's compute; blocking puts all of it in line once.
-  const double blocking = analysis::simulate(toy_diloco(8, 2, plan::OuterCompression::none, 1)).step_time.value();
+  const double blocking = analysis::simulate(test::toy_diloco_experiment(8, 2, plan::OuterCompression::none, 1)).step_time.value();
   for (int f : {2, 4, 8}) {
-    const analysis::RunReport r = analysis::simulate(toy_diloco(8, 2, plan::OuterCompression::none, f));
+    const analysis::RunReport r = analysis::simulate(test::toy_diloco_experiment(8, 2, plan::OuterCompression::none, f));
     CAPTURE(f);
     CHECK(r.step_time.value() <= blocking);
     // The fragment's all-reduce hides under the step: its sync step is within the outer kernels
     // (1/F of 38 B/param) of the inner step.
-    const double p = plan::estimate_memory(toy_diloco(8), 8).stages[0].params / 4;
+    const double p = plan::estimate_memory(test::toy_diloco_experiment(8), 8).stages[0].params / 4;
     CHECK((r.diloco.sync_step - r.diloco.inner_step).value() <= 38 * p / f / 1e12 * 1.01);
   }
 }

@@ -19,17 +19,7 @@ using namespace inflect;
 namespace {
 
 // The GPT toy on one toy node: tp1 pp1 dp8, ZeRO-1, with `workers` DiLoCo workers.
-plan::Experiment toy(int workers, int sync_every = 4) {
-  plan::Experiment e = test::toy_gpt_experiment();
-  e.parallel.tp = 1;
-  e.parallel.pp = 1;
-  e.parallel.dp = 8;
-  plan::DilocoSpec d;
-  d.sync_every = sync_every;
-  d.workers = workers;
-  e.training.diloco = d;
-  return e;
-}
+plan::Experiment toy(int workers, int sync_every = 4) { return test::toy_diloco_experiment(sync_every, workers); }
 
 // Rank 0's collectives of `name` in the full-fidelity graph of `step`: their groups' members.
 std::vector<std::vector<workload::RankId>> groups_of(const plan::Experiment& e, plan::DilocoStep step, const std::string& name) {

@@ -111,4 +111,22 @@ inline plan::Experiment toy_gpt_experiment() {
   return e;
 }
 
+/// The GPT toy as pure data parallelism (tp1 pp1 dp8, ZeRO-1, one micro-batch per rank) split into
+/// `workers` DiLoCo workers with an outer sync every `sync_every` steps (docs/low-communication.md).
+inline plan::Experiment toy_diloco_experiment(int sync_every, int workers = 2,
+                                              plan::OuterCompression c = plan::OuterCompression::none, int fragments = 1) {
+  plan::Experiment e = toy_gpt_experiment();
+  e.parallel.tp = 1;
+  e.parallel.pp = 1;
+  e.parallel.dp = 8;
+  plan::DilocoSpec d;
+  d.sync_every = sync_every;
+  d.workers = workers;
+  d.compression = c;
+  if (c == plan::OuterCompression::topk) d.topk_fraction = 0.01;
+  d.fragments = fragments;
+  e.training.diloco = d;
+  return e;
+}
+
 }  // namespace inflect::test
