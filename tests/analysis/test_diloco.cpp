@@ -12,7 +12,6 @@
 
 using namespace inflect;
 
-
 TEST_CASE("diloco: a blocking sync adds the outer all-reduce and the outer kernels, amortised over H steps") {
   // dp8 in K = 2 workers of 4 ranks (ranks 0-3 and 4-7); ZeRO-1 shards each worker's optimizer
   // states over its 4 ranks, so a rank syncs P = P_stage / 4 parameters with its counterpart in
