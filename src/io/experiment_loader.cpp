@@ -586,6 +586,7 @@ void read_parallel(const Seen& seen, plan::Experiment& e, bool check_plan_keys) 
   std::string sched = seen.value("parallel.schedule").as_choice(option("parallel.schedule").allowed);
   p.schedule = *plan::schedule_from_name(sched);  // as_choice allowed only the names
   p.virtual_stages = degree("parallel.virtual_stages");
+  p.pipeline_lookahead = static_cast<int>(read_int(seen.value("parallel.pipeline_lookahead"), option("parallel.pipeline_lookahead")));
   if (auto n = seen.get("parallel.custom_schedule")) {
     if (p.schedule != plan::Schedule::custom)
       n->fail(fmt::format("custom_schedule is the schedule: custom's steps, but the schedule is {}", sched));

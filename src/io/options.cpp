@@ -282,6 +282,12 @@ std::vector<OptionSpec> build() {
                       "Model chunks per pipeline rank for the interleaved schedule (Megatron's "
                       "virtual pipeline size) or a custom one; layers must divide into pp * "
                       "virtual_stages chunks."));
+  t.push_back(integer("parallel.pipeline_lookahead", "micro-batches", D::value, "0", 0, 1024,
+                      "1f1b only: forwards every pipeline stage but the last runs ahead of 1F1B's warm-up "
+                      "(p - s - 1 on stage s), so that activations sent over a slow boundary, a WAN between "
+                      "sites (docs/geo.md), are in flight while the stage keeps computing instead of waiting "
+                      "a round trip per micro-batch; the schedule stays synchronous (no stale weights), and "
+                      "each extra micro-batch in flight holds its activations (counted in memory)."));
   OptionSpec lps = opt("parallel.layers_per_stage", T::list, "layers", D::derived, "layers / pp each",
                        "An uneven split of the transformer layers over the pipeline ranks, first stage "
                        "first: pp positive integers summing to the model's layers (e.g. [9, 8, 8, 7] to "

@@ -62,6 +62,7 @@ ScheduleShape schedule_shape(const Experiment& e, int dp) {
   x.virtual_stages = e.parallel.virtual_stages;
   x.layers = e.workload.model->layers;
   x.layers_per_stage = e.parallel.layers_per_stage;
+  x.lookahead = e.parallel.pipeline_lookahead;
   if (e.parallel.schedule == Schedule::custom && !e.parallel.custom_schedule.empty())
     x.custom = std::make_shared<const std::vector<std::vector<ScheduleStep>>>(parse_custom_schedule(e.parallel.custom_schedule));
   return x;

@@ -24,7 +24,7 @@ std::string plan_label(const Experiment& e) {
   if (p.ep > 1) sharding = fmt::format("ep{} ", p.ep) + sharding;
   std::string label = fmt::format("tp{} pp{} dp{} cp{}{} {} {} recompute={} mb{} m={}", p.tp, p.pp, dp, p.cp,
                                   p.sequence_parallel ? (p.tp_comm_overlap ? " sp tp-overlap" : " sp") : "", sharding,
-                                  schedule_label(p.schedule, p.virtual_stages), workload::recompute_name(p.recompute),
+                                  schedule_label(p.schedule, p.virtual_stages, p.pipeline_lookahead), workload::recompute_name(p.recompute),
                                   e.training.micro_batch, micro_batches(e, dp));
   if (!p.layers_per_stage.empty()) {
     std::vector<std::string> counts;

@@ -30,9 +30,14 @@ char kind_letter(StepKind k) {
   return '?';
 }
 
-Steps one_f_one_b(int s, int p, int m) {
+// Stage s runs p - s - 1 forwards before its first backward (the backward of micro-batch 0 comes
+// back from the last stage no sooner). `lookahead` more on every stage but the last keeps that
+// many more micro-batches in flight across each boundary: the round trip over a slow link (a
+// WAN between sites) then overlaps forwards instead of idling the stage, for their activations'
+// memory (peak_activation_layers reads the same steps).
+Steps one_f_one_b(int s, int p, int m, int lookahead = 0) {
   Steps out;
-  const int warmup = std::min(p - s - 1, m);
+  const int warmup = std::min(p - s - 1 + (s < p - 1 ? lookahead : 0), m);
   int f = 0, b = 0;
   for (; f < warmup; ++f) out.push_back({f, s, StepKind::forward});
   while (f < m) {
@@ -189,13 +194,18 @@ std::optional<Schedule> schedule_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-std::string schedule_label(Schedule s, int virtual_stages) {
-  return s == Schedule::interleaved ? fmt::format("interleaved(v{})", virtual_stages) : std::string(schedule_name(s));
+std::string schedule_label(Schedule s, int virtual_stages, int lookahead) {
+  if (s == Schedule::interleaved) return fmt::format("interleaved(v{})", virtual_stages);
+  if (lookahead > 0) return fmt::format("{}(lookahead {})", schedule_name(s), lookahead);
+  return std::string(schedule_name(s));
 }
 
 std::string schedule_problem(Schedule s, const ScheduleShape& x) {
   const int p = x.stages, m = x.micro_batches, v = x.virtual_stages;
   if (p < 1 || m < 1) return "needs at least one stage and one micro-batch";
+  if (x.lookahead < 0) return fmt::format("pipeline_lookahead must be >= 0 (got {})", x.lookahead);
+  if (x.lookahead > 0 && s != Schedule::one_f_one_b)
+    return fmt::format("pipeline_lookahead ({}) applies to the 1f1b schedule only", x.lookahead);
   if (s != Schedule::interleaved && s != Schedule::custom && v != 1)
     return fmt::format("virtual_stages ({}) apply only to the interleaved and custom schedules", v);
   int chunks = p;
@@ -337,7 +347,7 @@ std::vector<ScheduleStep> stage_schedule(Schedule s, int stage, const ScheduleSh
   (void)pipeline_layout(s, x);  // validates the shape
   const int p = x.stages, m = x.micro_batches;
   switch (s) {
-    case Schedule::one_f_one_b: return one_f_one_b(stage, p, m);
+    case Schedule::one_f_one_b: return one_f_one_b(stage, p, m, x.lookahead);
     case Schedule::gpipe: return gpipe(stage, m);
     case Schedule::zero_bubble: return zero_bubble(stage, p, m);
     case Schedule::interleaved: return interleaved(stage, p, m, x.virtual_stages);

@@ -319,3 +319,29 @@ TEST_CASE("layers_per_stage: an uneven split lays out chunks and activations by 
   x.layers_per_stage = {10, 10, 12, 0};
   CHECK(schedule_problem(Schedule::gpipe, x).find("at least one layer") != std::string::npos);
 }
+
+TEST_CASE("1F1B with lookahead: more warm-up forwards on every stage but the last, same work, same bubble") {
+  // pp=4, m=8, lookahead 2: stage 0 warms up with min(3 + 2, 8) = 5 forwards F0..F4, then F5 B0
+  // F6 B1 F7 B2, then drains B3..B7; it holds 6 micro-batches at once (4 without). The last stage
+  // keeps F0 B0 F1 B1 ...: no stage after it to keep busy.
+  ScheduleShape x = shape(4, 8);
+  x.lookahead = 2;
+  const auto s0 = stage_schedule(Schedule::one_f_one_b, 0, x);
+  REQUIRE(s0.size() == 16);
+  for (int i = 0; i < 6; ++i) CHECK(s0[static_cast<std::size_t>(i)].kind == StepKind::forward);
+  CHECK(s0[6].kind == StepKind::backward);
+  CHECK(s0[6].micro_batch == 0);
+  const auto s3 = stage_schedule(Schedule::one_f_one_b, 3, x);
+  CHECK(s3[1].kind == StepKind::backward);
+  CHECK(peak_activation_layers(Schedule::one_f_one_b, 0, x) == doctest::Approx(6 * 2.0));  // 6 micro-batches x 2 layers
+  CHECK(peak_activation_layers(Schedule::one_f_one_b, 0, shape(4, 8)) == doctest::Approx(4 * 2.0));
+  // On unit costs with free links the warm-up costs nothing: the makespan is 1F1B's 33.
+  const auto r = replay_schedule(Schedule::one_f_one_b, x);
+  REQUIRE_MESSAGE(r.valid, r.problem);
+  CHECK(r.makespan == doctest::Approx(33));
+  // Only 1f1b takes it.
+  ScheduleShape v = shape(4, 8, 2);
+  v.lookahead = 1;
+  CHECK(schedule_problem(Schedule::interleaved, v).find("1f1b schedule only") != std::string::npos);
+  CHECK(schedule_label(Schedule::one_f_one_b, 1, 2) == "1f1b(lookahead 2)");
+}

@@ -157,6 +157,9 @@ struct ParallelPlan {
   bool tp_comm_overlap = false;
   Schedule schedule = Schedule::one_f_one_b;
   int virtual_stages = 1;  // model chunks per pipeline rank for the interleaved schedule
+  /// parallel.pipeline_lookahead: forwards every stage but the last runs ahead of 1F1B's warm-up,
+  /// so that sends over a slow boundary (a WAN) are in flight while it computes (1f1b only).
+  int pipeline_lookahead = 0;
   /// An uneven split of the layers over pipeline ranks (one-chunk schedules); empty = even.
   std::vector<int> layers_per_stage;
   /// schedule = custom: the steps of each pipeline rank in order, as the user wrote them

@@ -80,6 +80,8 @@ struct ScheduleShape {
   int micro_batches = 1;
   int virtual_stages = 1;
   int layers = 1;  // transformer layers of the model
+  /// 1f1b only: extra warm-up forwards of every stage but the last (parallel.pipeline_lookahead).
+  int lookahead = 0;
   /// An uneven split (parallel.layers_per_stage): layers of each pipeline rank, summing to
   /// `layers`; one-chunk schedules only. Empty: layers / chunks each.
   std::vector<int> layers_per_stage;
@@ -142,8 +144,9 @@ ScheduleReplay replay_schedule(Schedule s, const ScheduleShape& shape, double f 
 const char* schedule_name(Schedule s);
 /// The schedule whose schedule_name() is `name` (the YAML value), or nullopt.
 std::optional<Schedule> schedule_from_name(std::string_view name);
-/// schedule_name(), with the virtual stages of the interleaved one: "interleaved(v2)". For plan
+/// schedule_name(), with the virtual stages of the interleaved one ("interleaved(v2)") or 1f1b's
+/// lookahead ("1f1b(lookahead 2)"). For plan
 /// summaries (the compiler's, the search's).
-std::string schedule_label(Schedule s, int virtual_stages);
+std::string schedule_label(Schedule s, int virtual_stages, int lookahead = 0);
 
 }  // namespace inflect::plan
