@@ -34,13 +34,20 @@ analysis::JobSpec read_job(const Node& item, const std::string& base_dir, const 
                            const DeviceCatalog& catalog) {
   MapReader r(item);
   analysis::JobSpec job;
-  const Node name = r.required("name");
+  // Unknown keys first: a misspelt `nodes` is said as such, not as a missing one.
+  const auto name_node = r.optional("name");
+  const auto exp_node = r.optional("experiment");
+  const auto nodes_node = r.optional("nodes");
+  r.finish();
+  if (!name_node) r.fail_empty("name", true);
+  if (!exp_node) r.fail_empty("experiment", true);
+  if (!nodes_node) r.fail_empty("nodes", true);
+  const Node& name = *name_node;
+  const Node& exp = *exp_node;
+  const Node& nodes = *nodes_node;
   job.name = name.as_string();
   if (job.name.empty()) name.fail("empty job name");
-  const Node exp = r.required("experiment");
-  const Node nodes = r.required("nodes");
   job.nodes = static_cast<int>(nodes.as_int(1, cluster.nodes));
-  r.finish();
   const auto path = find_input_file(exp.as_string(), base_dir);
   if (!path)
     throw core::Error(core::ErrorKind::io, fmt::format("experiment file '{}' not found (looked in {})", exp.as_string(), base_dir),
