@@ -82,6 +82,12 @@ analysis::JobSpec read_job(const Node& item, const std::string& base_dir, const 
 
 analysis::JobsSpec parse_jobs(const Node& root, const std::string& base_dir, const DeviceCatalog& catalog) {
   if (!root.is_map()) root.fail("expected a jobs file: a map with cluster, jobs and policies");
+  // An experiment handed to `inflect jobs`: say which command reads it, not "missing jobs".
+  for (const char* k : {"model", "training", "parallel", "workload"})
+    if (root.raw()[k])
+      root.child(k).fail(fmt::format("this is an experiment file (it has `{}:`); run it with `inflect run FILE`, or list it "
+                                     "under a jobs file's `jobs:`",
+                                     k));
   MapReader r(root);
   analysis::JobsSpec spec;
   spec.file = root.file();
