@@ -108,7 +108,18 @@ analysis::JobsSpec parse_jobs(const Node& root, const std::string& base_dir, con
     if (!names.insert(spec.jobs.back().name).second)
       item.child("name").fail(fmt::format("job name '{}' is given twice; name each job once", spec.jobs.back().name));
     asked += spec.jobs.back().nodes;
+    // One engine runs every job's kernels with one device model, whose attention kernel is the
+    // training's choice (training.attention): the jobs must agree on it.
+    const auto& first = spec.jobs.front().experiment.cluster.device;
+    const auto& mine = spec.jobs.back().experiment.cluster.device;
+    if (mine.attention != first.attention)
+      item.child("experiment")
+          .fail(fmt::format("job '{}' runs attention '{}' but job '{}' runs '{}'; jobs together share one device model, so give "
+                            "them the same training.attention",
+                            spec.jobs.back().name, mine.attention, spec.jobs.front().name, first.attention));
   }
+  // The engine's device: the cluster's, with the jobs' attention kernel.
+  spec.cluster.device = spec.jobs.front().experiment.cluster.device;
   if (asked > spec.cluster.nodes)
     jobs.fail(fmt::format("the jobs ask for {} nodes but the cluster has {}", asked, spec.cluster.nodes));
   if (auto p = r.optional("policies")) {

@@ -67,7 +67,7 @@ std::vector<Flat> flat(const ExecutionGraph& g, workload::RankId rank) {
 
 }  // namespace
 
-TEST_CASE("merge_graphs: each job's ranks become its devices; unused devices are idle") {
+TEST_CASE("merge_graphs: each job's ranks become its devices and unused devices are idle") {
   const ExecutionGraph a = job(1e9, "dp", "ka");
   const ExecutionGraph b = job(2e9, "dp_b", "kb");
   // 8 devices: job a on {5, 1}, job b on {2, 6}; 0, 3, 4 and 7 idle.
