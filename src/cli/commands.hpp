@@ -94,6 +94,15 @@ struct PlacementsArgs {
   std::vector<std::string> catalog_dirs;
 };
 
+/// inflect jobs X.yaml (docs/geo.md, "Several jobs on shared sites").
+struct JobsArgs {
+  std::string file;
+  std::string out_dir;  // empty = write nothing
+  int threads = 0;      // 0 = all hardware threads
+  bool quiet = false;
+  std::vector<std::string> catalog_dirs;
+};
+
 struct CollectiveArgs {
   std::string kind;            // all_reduce, reduce_scatter, all_gather, all_to_all, sendrecv, broadcast, reduce
   std::string size;            // one size, or empty with --sweep
@@ -144,6 +153,7 @@ int cmd_calibrate(const CalibrateArgs& a);
 int cmd_collective(const CollectiveArgs& a);
 int cmd_search(const SearchArgs& a);
 int cmd_placements(const PlacementsArgs& a);
+int cmd_jobs(const JobsArgs& a);
 int cmd_compare(const CompareArgs& a);
 int cmd_study(const StudyArgs& a);
 int cmd_scan(const ScanArgs& a);

@@ -123,6 +123,16 @@ int main(int argc, char** argv) {
   add_catalog_option(placements_cmd, placements.catalog_dirs);
   add_profile_option(placements_cmd, placements.profile);
 
+  cli::JobsArgs jobs;
+  auto* jobs_cmd = app.add_subcommand(
+      "jobs", "place several jobs on a cluster's sites by each policy (pack, spread), simulate them together on the shared "
+              "fabric and WAN and each alone, and rank the policies by total throughput with each job's slowdown and why");
+  jobs_cmd->add_option("file", jobs.file, "jobs YAML: cluster, jobs (name, experiment, nodes), policies")->required();
+  jobs_cmd->add_option("--out", jobs.out_dir, "also write jobs.json here");
+  jobs_cmd->add_option("--threads,--jobs,-j", jobs.threads, "threads (default: all hardware threads)")->check(CLI::NonNegativeNumber);
+  jobs_cmd->add_flag("--quiet,-q", jobs.quiet, "no progress lines");
+  add_catalog_option(jobs_cmd, jobs.catalog_dirs);
+
   std::string report_dir;
   auto* report_cmd = app.add_subcommand("report", "re-render report.md and report.html of a scan from its saved results");
   report_cmd->add_option("dir", report_dir, "a scan's output directory")->required();
@@ -240,6 +250,7 @@ int main(int argc, char** argv) {
       return cli::cmd_search(search);
     }
     if (*placements_cmd) return cli::cmd_placements(placements);
+    if (*jobs_cmd) return cli::cmd_jobs(jobs);
     if (*report_cmd) return cli::cmd_report(report_dir);
     if (*merge_cmd) return cli::cmd_merge(merge_dirs, merge_out);
     if (*validate_cmd) return cli::cmd_validate(validate_file, catalog_dirs);

@@ -725,6 +725,7 @@ plan::Experiment parse_document(const Node& root, const std::string& base_dir, b
     for (const char* k : {"sweep", "plans"})
       if (root.raw()[k]) root.child(k).fail(fmt::format("this is a scan file (it has `{}:`); run it with `inflect scan FILE`", k));
     if (root.raw()["search"]) root.child("search").fail("this is a search file (it has `search:`); run it with `inflect search FILE`");
+    if (root.raw()["jobs"]) root.child("jobs").fail("this is a jobs file (it has `jobs:`); run it with `inflect jobs FILE`");
   }
   Seen seen(root);
   seen.read_section(root, "");
@@ -751,6 +752,21 @@ plan::Experiment parse_document(const Node& root, const std::string& base_dir, b
   return e;
 }
 }  // namespace
+
+plan::ClusterSpec parse_cluster(const Node& cluster, const std::string& base_dir, const DeviceCatalog& catalog) {
+  try {
+    Seen seen(cluster);
+    seen.read_section(cluster, "cluster");
+    plan::Experiment e;
+    e.file = cluster.file();
+    read_cluster(seen, base_dir, catalog, e);
+    return e.cluster;
+  } catch (const YAML::Exception& x) {
+    core::SourceLocation loc{cluster.file(), 1, 1, cluster.path()};
+    if (x.mark.line >= 0) loc = {cluster.file(), x.mark.line + 1, x.mark.column + 1, cluster.path()};
+    throw Error(ErrorKind::input, fmt::format("cannot read this cluster: {}", x.msg), loc);
+  }
+}
 
 plan::Experiment load_experiment(const std::string& path, const DeviceCatalog& catalog) {
   Node root = load_yaml_file(path, "experiment");

@@ -11,9 +11,14 @@ namespace inflect::scan {
 
 namespace {
 
+// Progress toward a target per second: tokens/s (steps/s for a trace without tokens), over a
+// DiLoCo plan's user-given token multiplier (how many more tokens it needs for the same loss), so
+// that families compare on time to target, not on raw tokens.
 double throughput_of(const ScanRow& r) {
-  if (r.report.tokens_per_s) return *r.report.tokens_per_s;
-  return r.report.step_time.value() > 0 ? 1.0 / r.report.step_time.value() : 0;
+  const double per_s = r.report.tokens_per_s ? *r.report.tokens_per_s
+                       : r.report.step_time.value() > 0 ? 1.0 / r.report.step_time.value()
+                                                         : 0;
+  return r.report.diloco.modeled && r.report.diloco.token_multiplier > 0 ? per_s / r.report.diloco.token_multiplier : per_s;
 }
 
 /// The component of the step the two rows differ in most, as "what: a s against b s".
@@ -69,7 +74,7 @@ Plane winners(const ScanMeta& m, const std::vector<ScanRow>& rows) {
     }
     auto [it, fresh] = cell_of.emplace(vals, p.cells.size());
     if (fresh) {
-      p.cells.push_back({vals, "", 0, "", 0, ""});
+      p.cells.push_back({vals, "", 0, "", 0, "", {}});
       members.emplace_back();
     }
     if (r.status == RowStatus::ok) members[it->second].push_back(&r);
@@ -80,6 +85,7 @@ Plane winners(const ScanMeta& m, const std::vector<ScanRow>& rows) {
     std::stable_sort(ms.begin(), ms.end(), [](const ScanRow* x, const ScanRow* y) { return throughput_of(*x) > throughput_of(*y); });
     if (ms.empty()) continue;
     PlaneCell& cell = p.cells[c];
+    for (const ScanRow* r : ms) cell.order.push_back(r->family);
     cell.winner = ms[0]->family;
     cell.throughput = throughput_of(*ms[0]);
     ++p.wins[cell.winner];
@@ -105,18 +111,20 @@ std::string plane_markdown(const Plane& p) {
   for (const auto& [family, n] : p.wins) s += fmt::format("- **{}** is fastest at {} of {} points.\n", family, n, p.cells.size());
   s += "\n|";
   for (const auto& a : p.axes) s += fmt::format(" {} |", a);
-  s += " fastest | by | over | why |\n|";
+  s += " fastest | by | over | why | all, fastest first |\n|";
   for (std::size_t i = 0; i < p.axes.size() + 1; ++i) s += "---|";
-  s += "---:|---|---|\n";
+  s += "---:|---|---|---|\n";
   for (const auto& c : p.cells) {
     s += "|";
     for (const auto& v : c.values) s += fmt::format(" {} |", v);
     if (c.winner.empty()) {
-      s += " none ran | | | |\n";
+      s += " none ran | | | | |\n";
       continue;
     }
-    s += fmt::format(" {} | {} | {} | {} |\n", c.winner, c.runner_up.empty() ? "" : fmt::format("{:.1f}%", 100 * c.margin),
-                     c.runner_up, c.why);
+    std::string order;
+    for (const auto& f : c.order) order += (order.empty() ? "" : " > ") + f;
+    s += fmt::format(" {} | {} | {} | {} | {} |\n", c.winner, c.runner_up.empty() ? "" : fmt::format("{:.1f}%", 100 * c.margin),
+                     c.runner_up, c.why, order);
   }
   return s;
 }

@@ -3,7 +3,8 @@
 // formatted message ("file:line:col: key: message") contains the fragment and names the file and
 // line. A new regression case is one file. A case whose error is in a file it reads (a device file)
 // says which on its second line, `# at: <path relative to the case>`; files under an `inputs/`
-// folder are such files, not cases.
+// folder are such files, not cases. Cases under `jobs/` are jobs files (`inflect jobs`), loaded as
+// such.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 
 #include "inflect/core/error.hpp"
 #include "inflect/io/experiment_loader.hpp"
+#include "inflect/io/jobs_loader.hpp"
 
 namespace {
 
@@ -78,7 +80,8 @@ TEST_CASE("errors: every tests/errors case fails with its expected error") {
       REQUIRE_MESSAGE(read_expectation(file, want), name << ": first line must be '# expect: input|io: fragment'");
       bool threw = false;
       try {
-        (void)inflect::io::load_experiment(file.string());
+        if (file.parent_path().filename() == "jobs") (void)inflect::io::load_jobs(file.string());
+        else (void)inflect::io::load_experiment(file.string());
       } catch (const Error& e) {
         threw = true;
         const std::string msg = inflect::core::format_error(e);

@@ -3,7 +3,7 @@
 //
 //   golden_check INFLECT ROOT CASE_DIR            compare (exit 1 on a difference, naming it)
 //   golden_check INFLECT ROOT CASE_DIR --update   write the golden files from this run
-//   golden_check --coverage ROOT                  every bundled experiment, scan and search has a case
+//   golden_check --coverage ROOT                  every bundled experiment, scan, search and jobs file has a case
 //
 // case.yaml:
 //   args: [run, workloads/examples/x.yaml, --fidelity, full, --json, --no-trace]   # from ROOT
@@ -249,7 +249,7 @@ bool is_example_input(const fs::path& rel) {
   return false;
 }
 
-/// Every bundled experiment, scan and search must be some case's input, so a new example cannot
+/// Every bundled experiment, scan, search and jobs file must be some case's input, so a new example cannot
 /// go without a golden report.
 int check_coverage(const fs::path& root) {
   std::set<std::string> named;
@@ -258,7 +258,8 @@ int check_coverage(const fs::path& root) {
     for (const auto& a : read_case(e.path()).args) named.insert(a);
   }
   int missing = 0;
-  for (const char* dir : {"workloads/examples", "workloads/validation", "workloads/scans", "workloads/search", "workloads/traces"}) {
+  for (const char* dir : {"workloads/examples", "workloads/validation", "workloads/scans", "workloads/search", "workloads/traces",
+                          "workloads/jobs"}) {
     for (const auto& e : fs::recursive_directory_iterator(root / dir)) {
       if (e.path().extension() != ".yaml" || is_example_input(fs::relative(e.path(), root / dir))) continue;
       const std::string rel = fs::relative(e.path(), root).string();

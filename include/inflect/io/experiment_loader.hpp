@@ -25,6 +25,11 @@ plan::Experiment load_experiment(const std::string& path, const DeviceCatalog& c
 plan::Experiment parse_experiment(const Node& root, const std::string& base_dir, bool check_plan_keys = true,
                                   const DeviceCatalog& catalog = {});
 
+/// A `cluster:` section alone (the same keys and checks as an experiment's), for files that
+/// describe a cluster without a plan (a jobs file, io/jobs_loader.hpp). Relative paths resolve
+/// against `base_dir` as in load_experiment.
+plan::ClusterSpec parse_cluster(const Node& cluster, const std::string& base_dir, const DeviceCatalog& catalog = {});
+
 /// The directory bundled topologies/ and workloads/ are found under when a relative path is not
 /// found next to the experiment or in the current directory. Set by set_project_root(); else the
 /// INFLECT_ROOT environment variable; else the INFLECT_SOURCE_DIR this file was compiled with, if

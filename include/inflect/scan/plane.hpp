@@ -2,7 +2,8 @@
 // Which plan family wins where: for a scan of several plan families (placements, say) over other
 // axes (a WAN's bandwidth and length), the family with the highest throughput at each combination
 // of the other axes' values, and why (the breakdown component that differs most from the
-// runner-up). Two axes make a plane: report.html draws it as a grid coloured by the winner.
+// runner-up). Throughput here is toward a target: a DiLoCo plan's tokens/s count over its
+// token_multiplier. Two axes make a plane: report.html draws it as a grid coloured by the winner.
 #include <map>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@ struct PlaneCell {
   std::string runner_up;            // empty when only one family ran
   double margin = 0;                // winner / runner-up - 1
   std::string why;                  // "exposed dp communication: 0.52 s against 12.9 s"
+  std::vector<std::string> order;   // every family that ran, fastest first
 };
 
 struct Plane {
