@@ -4,21 +4,10 @@
 
 #include <algorithm>
 
+#include "inflect/sim/collective_op.hpp"
+
 namespace inflect::analysis {
 namespace {
-
-net::CollectiveOp to_net(workload::CollectiveKind k) {
-  switch (k) {
-    case workload::CollectiveKind::all_reduce: return net::CollectiveOp::all_reduce;
-    case workload::CollectiveKind::reduce_scatter: return net::CollectiveOp::reduce_scatter;
-    case workload::CollectiveKind::all_gather: return net::CollectiveOp::all_gather;
-    case workload::CollectiveKind::all_to_all: return net::CollectiveOp::all_to_all;
-    case workload::CollectiveKind::send_recv: return net::CollectiveOp::send_recv;
-    case workload::CollectiveKind::broadcast: return net::CollectiveOp::broadcast;
-    case workload::CollectiveKind::reduce: return net::CollectiveOp::reduce;
-  }
-  return net::CollectiveOp::all_reduce;
-}
 
 std::string dims_text(unsigned dims) {
   std::string out;
@@ -68,7 +57,7 @@ std::vector<JobLinks> job_links(const std::vector<JobTraffic>& jobs, const net::
       std::vector<net::DeviceId> members;
       for (const auto m : g.groups()[coll.group].members) members.push_back(jobs[j].devices[static_cast<std::size_t>(m)]);
       auto add = [&](workload::CollectiveKind kind, core::Bytes bytes) {
-        const net::LoweredCollective lc = net::lower_collective(to_net(kind), members, bytes, topo, tuning);
+        const net::LoweredCollective lc = net::lower_collective(sim::to_net(kind), members, bytes, topo, tuning);
         for (const auto& ph : lc.phases)
           for (const auto& [l, b] : ph.link_bytes) {
             JobLinks::Use& u = out[j].links[l];

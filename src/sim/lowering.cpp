@@ -2,23 +2,9 @@
 
 #include <algorithm>
 
+#include "inflect/sim/collective_op.hpp"
+
 namespace inflect::sim {
-namespace {
-
-net::CollectiveOp to_net(workload::CollectiveKind k) {
-  switch (k) {
-    case workload::CollectiveKind::all_reduce: return net::CollectiveOp::all_reduce;
-    case workload::CollectiveKind::reduce_scatter: return net::CollectiveOp::reduce_scatter;
-    case workload::CollectiveKind::all_gather: return net::CollectiveOp::all_gather;
-    case workload::CollectiveKind::all_to_all: return net::CollectiveOp::all_to_all;
-    case workload::CollectiveKind::send_recv: return net::CollectiveOp::send_recv;
-    case workload::CollectiveKind::broadcast: return net::CollectiveOp::broadcast;
-    case workload::CollectiveKind::reduce: return net::CollectiveOp::reduce;
-  }
-  return net::CollectiveOp::all_reduce;
-}
-
-}  // namespace
 
 CollectiveLowering::CollectiveLowering(const workload::ExecutionGraph& g, const net::Topology& topo,
                                        const net::CollectiveTuning& tuning)
