@@ -21,6 +21,7 @@
 #include "inflect/plan/plan_summary.hpp"
 #include "inflect/sim/engine.hpp"
 #include "inflect/workload/graph_merge.hpp"
+#include "analysis/engine_setup.hpp"
 #include "analysis/jobs_explain.hpp"
 
 namespace inflect::analysis {
@@ -123,8 +124,8 @@ CompiledJob compile_job(const JobSpec& job) {
   return out;
 }
 
-// The engine's options for the shared cluster, as analysis::simulate sets them for one step from
-// idle (the power model with the cluster's cap; every device starting at its idle temperature).
+// One step from idle on the shared cluster, with the engine's options analysis::simulate sets
+// (analysis/engine_setup): every device starting at its idle temperature.
 struct EngineSetup {
   const plan::ClusterSpec& cluster;
   const net::Topology& topo;
@@ -133,35 +134,15 @@ struct EngineSetup {
   explicit EngineSetup(const plan::ClusterSpec& c, const net::Topology& t) : cluster(c), topo(t), compute(c.device), power(c.device) {}
 
   sim::EngineResult run(const workload::ExecutionGraph& g) const {
-    sim::EngineOptions eo;
-    eo.tuning = net::CollectiveTuning::of(cluster.topology);
-    eo.comm_interference = cluster.device.comm_interference;
-    eo.power.model = &power;
-    eo.power.cap = core::Watts(cluster.power_cap());
-    eo.power.comm_interference = eo.comm_interference;
-    const auto& th = cluster.device.thermal;
-    sim::DeviceCooling c;
-    c.coolant = core::Celsius(cluster.inlet());
-    c.resistance = core::ThermalResistance(cluster.topology.cooling.kind == net::CoolingKind::air ? th.resistance_air_c_per_w
-                                                                                                  : th.resistance_liquid_c_per_w);
-    c.capacitance = core::HeatCapacity(th.capacitance_j_per_c);
-    c.start = hw::rc_steady(c.coolant, power.idle(), c.resistance);
-    eo.power.devices.assign(g.simulated_ranks().size(), c);
+    sim::EngineOptions eo = engine_options(cluster, power);
+    eo.power.devices.assign(g.simulated_ranks().size(), base_cooling(cluster, power));
     return sim::run_engine(g, topo, compute, eo);
   }
 };
 
-Breakdown breakdown_of(const sim::RankTimes& c) {
-  auto s = [](core::Time t) { return core::Seconds(t.seconds()); };
-  auto exposed = [&](workload::ParallelDim d) { return s(c.exposed[static_cast<std::size_t>(d)]); };
-  Breakdown b;
-  b.compute = s(c.compute);
-  b.interference = s(c.interference);
-  b.throttle = s(c.throttle);
-  b.exposed_comm = {exposed(workload::ParallelDim::dp), exposed(workload::ParallelDim::tp), exposed(workload::ParallelDim::pp),
-                    exposed(workload::ParallelDim::cp), exposed(workload::ParallelDim::ep)};
-  b.bubble = s(c.bubble);
-  b.other = s(c.other);
+// A rank of the merged graph is a device: the breakdown names it so.
+Breakdown breakdown_of(const sim::RankTimes& c, const net::Topology& topo) {
+  Breakdown b = analysis::breakdown_of(c, topo.sites() > 1);
   b.critical_rank_note = fmt::format("device {}", c.rank);
   return b;
 }
@@ -173,14 +154,15 @@ struct JobStep {
   Breakdown breakdown;
 };
 
-JobStep job_step(const workload::ExecutionGraph& g, const sim::EngineResult& res, const std::vector<workload::RankId>& devices) {
+JobStep job_step(const workload::ExecutionGraph& g, const sim::EngineResult& res, const std::vector<workload::RankId>& devices,
+                 const net::Topology& topo) {
   std::vector<char> mine(static_cast<std::size_t>(g.total_ranks()), 0);
   for (const auto d : devices) mine[static_cast<std::size_t>(d)] = 1;
   std::optional<std::size_t> crit;
   for (std::size_t i = 0; i < res.ranks.size(); ++i)
     if (mine[static_cast<std::size_t>(g.simulated_ranks()[i])] && (!crit || res.ranks[i].finish > res.ranks[*crit].finish)) crit = i;
   core::check_invariant(crit.has_value(), "a job has a simulated rank");
-  return {res.ranks[*crit].finish, breakdown_of(res.ranks[*crit])};
+  return {res.ranks[*crit].finish, breakdown_of(res.ranks[*crit], topo)};
 }
 
 std::vector<workload::RankId> devices_of(const std::vector<int>& nodes, int per_node) {
@@ -273,8 +255,8 @@ JobsRun run_jobs(const JobsSpec& spec, const JobsOptions& options) {
         if (n > 0) r.sites.push_back({topo.site_name(s), static_cast<int>(n)});
       }
       r.plan = compiled[j].plan;
-      const JobStep together = job_step(pr.together, pr.together_res, pr.devices[j]);
-      const JobStep alone = job_step(pr.alone[j], pr.alone_res[j], pr.devices[j]);
+      const JobStep together = job_step(pr.together, pr.together_res, pr.devices[j], topo);
+      const JobStep alone = job_step(pr.alone[j], pr.alone_res[j], pr.devices[j], topo);
       r.step_together = core::Seconds(together.step.seconds());
       r.step_alone = core::Seconds(alone.step.seconds());
       r.together = together.breakdown;

@@ -16,6 +16,7 @@
 #include "inflect/sim/engine.hpp"
 #include "inflect/workload/graph_json.hpp"
 #include "analysis/diloco.hpp"
+#include "analysis/engine_setup.hpp"
 
 namespace inflect::analysis {
 namespace {
@@ -106,12 +107,7 @@ std::vector<sim::DeviceCooling> cooling(const plan::Experiment& e, const hw::Pow
                                         const workload::ExecutionGraph& graph, const sim::EngineResult* previous,
                                         const std::vector<sim::DeviceCooling>* before) {
   const std::size_t slots = graph.simulated_ranks().size();
-  const auto& th = e.cluster.device.thermal;
-  sim::DeviceCooling c;
-  c.coolant = core::Celsius(e.cluster.inlet());
-  c.resistance = core::ThermalResistance(e.cluster.topology.cooling.kind == net::CoolingKind::air ? th.resistance_air_c_per_w
-                                                                                                 : th.resistance_liquid_c_per_w);
-  c.capacitance = core::HeatCapacity(th.capacitance_j_per_c);
+  const sim::DeviceCooling c = base_cooling(e.cluster, pm);
   std::vector<sim::DeviceCooling> out(slots, c);
   const auto& sim_ranks = graph.simulated_ranks();
   const int per_node = e.cluster.topology.devices_per_node;
@@ -229,14 +225,9 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   const int devices = e.cluster.devices();
   net::Topology topo(e.cluster.topology, e.cluster.nodes);
   hw::ComputeModel compute(e.cluster.device);
-  sim::EngineOptions eo;
-  eo.observer = options.observer;
-  eo.tuning = net::CollectiveTuning::of(e.cluster.topology);  // the topology's or the experiment's choice
-  eo.comm_interference = e.cluster.device.comm_interference;
   const hw::PowerModel power(e.cluster.device);
-  eo.power.model = &power;
-  eo.power.cap = core::Watts(e.cluster.power_cap());
-  eo.power.comm_interference = eo.comm_interference;
+  sim::EngineOptions eo = engine_options(e.cluster, power);
+  eo.observer = options.observer;
   eo.variability = engine_variability(e);
   auto te = std::chrono::steady_clock::now();
   // What the graph knows of the step; a trace may lack any of it (then the report says null).
@@ -305,15 +296,7 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   if (!res.ranks.empty()) {
     const auto& c = res.ranks[crit];
     auto in_seconds = [](core::Time t) { return core::Seconds(t.seconds()); };
-    auto exposed = [&](workload::ParallelDim d) { return in_seconds(c.exposed[static_cast<std::size_t>(d)]); };
-    r.breakdown.compute = in_seconds(c.compute);
-    r.breakdown.interference = in_seconds(c.interference);
-    r.breakdown.throttle = in_seconds(c.throttle);
-    r.breakdown.exposed_comm = {exposed(workload::ParallelDim::dp), exposed(workload::ParallelDim::tp),
-                                exposed(workload::ParallelDim::pp), exposed(workload::ParallelDim::cp),
-                                exposed(workload::ParallelDim::ep)};
-    r.breakdown.bubble = in_seconds(c.bubble);
-    r.breakdown.other = in_seconds(c.other);
+    r.breakdown = breakdown_of(c, topo.sites() > 1);
     if (eo.variability.any()) {
       // What variability cost the rank gets a row of its own: its kernels' time beyond calibrated
       // (part of compute) and its waits for later members (part of other). The parts still sum
@@ -322,8 +305,6 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
       r.breakdown.other = in_seconds(c.other - c.peer_wait);
       r.breakdown.stragglers = in_seconds(c.device_slowdown + c.peer_wait);
     }
-    if (topo.sites() > 1) r.breakdown.exposed_across_sites = in_seconds(c.exposed_across_sites);
-    r.breakdown.critical_rank_note = fmt::format("rank {}", c.rank);
   }
   r.power = std::move(power_report);
   r.thermal = std::move(thermal_report);
