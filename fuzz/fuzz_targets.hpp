@@ -19,6 +19,7 @@
 #include "inflect/io/collective_library_loader.hpp"
 #include "inflect/io/device_catalog.hpp"
 #include "inflect/io/experiment_loader.hpp"
+#include "inflect/io/jobs_loader.hpp"
 #include "inflect/io/model_loader.hpp"
 #include "inflect/io/profile_loader.hpp"
 #include "inflect/io/topology_loader.hpp"
@@ -127,6 +128,12 @@ inline void validation_case_yaml(const std::uint8_t* data, std::size_t size) {
   (void)io::parse_validation_case(io::load_yaml_string(as_text(data, size), "fuzz-case.yaml"), "fuzz-case.yaml");
 }
 
+/// A jobs file (`inflect jobs`): the shared cluster, each job's experiment (paths resolve against
+/// the project root, so seeds name workloads/examples/...) and its share, as the command reads it.
+inline void jobs_yaml(const std::uint8_t* data, std::size_t size) {
+  (void)io::parse_jobs(io::load_yaml_string(as_text(data, size), "<fuzz jobs>"), io::project_root());
+}
+
 using Entry = void (*)(const std::uint8_t*, std::size_t);
 
 /// A fuzz target: its name is its corpus folder (fuzz/corpus/<name>/) and executable (fuzz_<name>).
@@ -135,7 +142,7 @@ struct Target {
   Entry entry;
 };
 
-inline constexpr std::array<Target, 14> kTargets = {{
+inline constexpr std::array<Target, 15> kTargets = {{
     {"experiment_yaml", &experiment_yaml},
     {"topology_yaml", &topology_yaml},
     {"device_yaml", &device_yaml},
@@ -150,6 +157,7 @@ inline constexpr std::array<Target, 14> kTargets = {{
     {"profile_yaml", &profile_yaml},
     {"collective_library_yaml", &collective_library_yaml},
     {"validation_case_yaml", &validation_case_yaml},
+    {"jobs_yaml", &jobs_yaml},
 }};
 
 /// Runs one input through `entry`, swallowing the rejections the contract allows. Returns true if
