@@ -98,3 +98,23 @@ TEST_CASE("geo: the WAN is what slows a job split over two sites") {
   CHECK(split.breakdown.exposed_across_sites->value() > 0);
   CHECK(split.breakdown.exposed_across_sites->value() == doctest::Approx(split.breakdown.exposed_comm.dp.value()));
 }
+
+TEST_CASE("geo: a placement with no WAN traffic is unaffected by the WAN's parameters") {
+  // DiLoCo with one worker per site: the inner step reduces only inside a site, so no WAN figure
+  // may move it; the sync step's outer all-reduce crosses, so a thinner, longer WAN slows that.
+  const std::string plan = "{tp: 8, dp: 4, zero: 1}";
+  const std::string diloco = "  diloco: {sync_every: 10, workers: 2}\n";
+  auto run = [&](const std::string& bw, const std::string& lat) {
+    std::string yaml = fmt::format(
+        "name: geo\ncluster:\n{}model: {{preset: llama3-8b, layers: 8}}\ntraining:\n  seq_len: 2048\n  global_batch: 32\n"
+        "  micro_batch: 1\n{}parallel: {}\n",
+        two_sites(bw, lat), diloco, plan);
+    inflect::analysis::SimulateOptions o;
+    return inflect::analysis::simulate(
+        inflect::io::parse_experiment(inflect::io::load_yaml_string(yaml, "geo.yaml"), INFLECT_SOURCE_DIR), o);
+  };
+  const RunReport thin = run("10Gb/s", "40ms"), wide = run("1.6Tb/s", "0.05ms");
+  REQUIRE(thin.diloco.modeled);
+  CHECK(thin.diloco.inner_step.value() == wide.diloco.inner_step.value());
+  CHECK(thin.diloco.sync_step.value() > wide.diloco.sync_step.value());
+}
