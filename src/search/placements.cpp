@@ -143,7 +143,7 @@ std::string crosses_phrase(const plan::ParallelPlan& p, const std::vector<std::s
     if (d == "dp") {
       std::string what = p.zero >= 3 ? "dp gradients and parameter gathers" : p.zero >= 1 ? "dp gradients and the parameter all-gather" : "dp gradients";
       if (form == net::CrossSite::hierarchical) what += ", a shard of them across (hierarchical)";
-      else if (form == net::CrossSite::flat) what += ", all of them (flat ring over the sites)";
+      else if (form == net::CrossSite::flat) what += ", all of them (flat: the library's algorithm over the whole group)";
       parts.push_back(std::move(what));
     }
   }

@@ -24,7 +24,7 @@ TEST_CASE("inflect placements: ranks the two-regions placements and writes place
   const std::string out = (t.path / "out").string();
   const auto c = inflect_cmd("placements workloads/examples/geo/llama3-70b-two-regions.yaml --threads 2 --out '" + out + "'", false);
   REQUIRE_MESSAGE(c.rc == 0, c.out);
-  // Pipeline stages across the WAN win (only activations cross); the flat ring over the sites last.
+  // Pipeline stages across the WAN win (only activations cross); flat data parallelism over the sites last.
   CHECK_MESSAGE(has(c.out, " 1  [pp 4, dp 8, tp 8]"), c.out);
   CHECK(has(c.out, " 3  [dp 8, pp 4, tp 8] flat"));
   CHECK(has(c.out, "crosses the WAN: only pp activations"));
