@@ -39,9 +39,10 @@ analysis::JobSpec read_job(const Node& item, const std::string& base_dir, const 
   const auto exp_node = r.optional("experiment");
   const auto nodes_node = r.optional("nodes");
   r.finish();
-  if (!name_node) r.fail_empty("name", true);
-  if (!exp_node) r.fail_empty("experiment", true);
-  if (!nodes_node) r.fail_empty("nodes", true);
+  // Unknown keys first (finish above), then what is missing, at the job's map.
+  for (const auto& [present, key] : {std::pair{name_node.has_value(), "name"}, std::pair{exp_node.has_value(), "experiment"},
+                                     std::pair{nodes_node.has_value(), "nodes"}})
+    if (!present) r.node().fail(fmt::format("missing required key '{}'", key));
   const Node& name = *name_node;
   const Node& exp = *exp_node;
   const Node& nodes = *nodes_node;

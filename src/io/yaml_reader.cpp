@@ -21,7 +21,13 @@ Node::Node(YAML::Node node, std::shared_ptr<const std::string> file, std::string
 core::SourceLocation Node::where() const {
   core::SourceLocation loc;
   loc.file = *file_;
-  YAML::Mark m = node_.Mark();
+  // A node looked up under a key that is not there has no mark (yaml-cpp throws for it): the
+  // error then carries the file and key path only.
+  YAML::Mark m = YAML::Mark::null_mark();
+  try {
+    m = node_.Mark();
+  } catch (const YAML::Exception&) {
+  }
   if (m.line >= 0) {
     loc.line = m.line + 1;
     loc.column = m.column + 1;
