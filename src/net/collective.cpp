@@ -68,7 +68,10 @@ std::vector<Shape> shapes(CollectiveOp op, std::span<const DeviceId> m, double n
     s.wan_route = b.wan_route_latency();
     s.nodes = l.nodes;
     s.payload = b.finish(1.0);
-    s.payload_s = bottleneck_s(s.payload.link_bytes, topo);
+    // The slowest link's time, or the WAN transport's for the bytes it lets through (a transfer
+    // bound by its window): what the choice compares and the search prices, as the engine runs it.
+    s.payload_s = std::max(bottleneck_s(s.payload.link_bytes, topo),
+                           s.payload.max_link_bytes / transport_bound(s.payload, topo));
     out.push_back(std::move(s));
   };
   const int log_nodes = std::max(1, floor_log2(l.nodes));

@@ -180,6 +180,10 @@ TEST_CASE("sites: a WAN transport bounds the transfer that crosses it") {
   REQUIRE(c.phases.size() == 1);
   CHECK(c.phases[0].rate_bound == doctest::Approx(419.4304e6));
   CHECK(estimate_time(c, t).value() == doctest::Approx(2.384186 + 5.00192e-3).epsilon(1e-6));
+  // The cost model the search prices with (and the choice between algorithms) sees the same
+  // bound: 2.384186 s of wire time + one step across the WAN (5.00192 ms), not 1e9 / 10 GB/s.
+  CHECK(collective_cost_model(CollectiveOp::send_recv, std::vector<DeviceId>{0, 2}, t).time(Bytes(1e9)).value() ==
+        doctest::Approx(2.384186 + 5.00192e-3).epsilon(1e-6));
   // Inside a site nothing bounds it.
   CHECK(std::isinf(lower_collective(CollectiveOp::send_recv, std::vector<DeviceId>{0, 1}, Bytes(1e9), t).phases[0].rate_bound));
 }
