@@ -308,6 +308,11 @@ double CollectiveCostModel::fitted(const CollectiveFit& fit, double x) {
 }
 
 core::Seconds CollectiveCostModel::time(core::Bytes bytes) const {
+  if (!hierarchical.empty()) {
+    double t = 0;
+    for (const Part& p : hierarchical) t += p.latency_s + p.s_per_byte * bytes.value();
+    return core::Seconds(t);
+  }
   if (lines.empty()) return core::Seconds(0);
   if (const CollectiveFit* fit = fit_for(bytes.value())) return core::Seconds(fitted(*fit, bytes.value() * reference_s_per_byte));
   return core::Seconds(best(bytes).model_time(bytes.value()));
@@ -399,6 +404,13 @@ CollectiveCostModel collective_cost_model(CollectiveOp op, std::span<const Devic
   constexpr double kSize = 1 << 20;
   Choices c = choices(op, members, kSize, topo, tuning);
   attach_fit(c, op, topo);
+  if (topo.sites() > 1 && tuning.cross_site != CrossSite::flat) {
+    const double ref = CollectiveCostModel::kReferenceBytes;
+    if (auto hier = lower_hierarchical(op, members, core::Bytes(ref), topo, tuning))
+      for (const TransferPhase& ph : hier->phases)
+        c.model.hierarchical.push_back(
+            {ph.latency.value(), std::max(bottleneck_s(ph.link_bytes, topo), ph.max_link_bytes / ph.rate_bound) / ref});
+  }
   return std::move(c.model);
 }
 

@@ -165,6 +165,10 @@ TEST_CASE("sites: a two-site all-reduce, flat and hierarchical, by hand") {
   CHECK(std::string(tree.algorithm) == "tree");
   CHECK(estimate_time(tree, t).value() == doctest::Approx(110.00504e-3).epsilon(1e-6));
   CHECK(lower_collective(CollectiveOp::all_reduce, all, Bytes(n), t).hierarchical);
+  // The search's cost model prices the same hierarchical form: its parts' latencies and seconds
+  // per byte, linear in the size (the ideal library has no fill): 112.78282 ms at 1 GB again.
+  CHECK(collective_cost_model(CollectiveOp::all_reduce, all, t).time(Bytes(n)).value() ==
+        doctest::Approx(112.78282e-3).epsilon(1e-6));
   // A group inside one site is never hierarchical, and one member per site is the flat form.
   CHECK_FALSE(lower_collective(CollectiveOp::all_reduce, std::vector<DeviceId>{0, 1}, Bytes(n), t, hier).hierarchical);
   CHECK_FALSE(lower_collective(CollectiveOp::all_reduce, std::vector<DeviceId>{0, 2}, Bytes(n), t, hier).hierarchical);

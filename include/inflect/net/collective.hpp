@@ -127,6 +127,14 @@ struct CollectiveCostModel {
   /// so that the calibrated time is smooth in the size whatever protocol small messages take.
   std::vector<const CollectiveFit*> fits;  // by min_size
   double reference_s_per_byte = 0;
+  /// The group runs the hierarchical form across sites (cross_site.hpp): per part, its latency and
+  /// its seconds per byte, from the lowering at kReferenceBytes (its parts' algorithms as chosen
+  /// there; the parts that share a WAN link share it). time() is then their sum.
+  struct Part {
+    double latency_s = 0;
+    double s_per_byte = 0;
+  };
+  std::vector<Part> hierarchical;
   /// The fit that holds at `bytes` (the last whose min_size <= bytes), or null.
   const CollectiveFit* fit_for(double bytes) const;
   static constexpr double kReferenceBytes = 1024.0 * 1024 * 1024;
