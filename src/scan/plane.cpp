@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "inflect/analysis/inflection.hpp"
+#include "inflect/scan/svg.hpp"
 
 namespace inflect::scan {
 
@@ -38,20 +39,6 @@ std::string why(const ScanRow& win, const ScanRow& lose) {
   }
   return fmt::format("{}: {:.3g} s against {:.3g} s", name, wa, wb);
 }
-
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else out += c;
-  }
-  return out;
-}
-
-// Colour-blind-safe (Okabe and Ito), light enough for black text.
-constexpr const char* kColours[] = {"#9ecae1", "#fdd0a2", "#a1d99b", "#dadaeb", "#fdae6b", "#c7e9c0", "#bcbddc", "#fee6ce"};
 
 }  // namespace
 
@@ -131,28 +118,28 @@ std::string plane_markdown(const Plane& p) {
 
 std::string plane_html(const Plane& p) {
   if (p.empty()) return "";
-  std::map<std::string, const char*> colour;
-  std::size_t next = 0;
+  // Each winner in the plots' palette (svg::colour), as a light tint so the text stays legible.
+  std::map<std::string, std::string> colour;
   for (const auto& c : p.cells)
-    if (!c.winner.empty() && !colour.count(c.winner)) colour[c.winner] = kColours[next++ % std::size(kColours)];
+    if (!c.winner.empty() && !colour.count(c.winner)) colour[c.winner] = svg::colour(colour.size()) + "40";
   std::string h = "<h2>Which plan wins where</h2>\n<p>";
   for (const auto& [family, n] : p.wins)
     h += fmt::format("<span style=\"background:{};padding:2px 6px\">{}</span> fastest at {} of {} points. ", colour[family],
-                     html_escape(family), n, p.cells.size());
+                     svg::escape(family), n, p.cells.size());
   h += "</p>\n";
   auto cell_html = [&](const PlaneCell& c) {
     if (c.winner.empty()) return std::string("<td>none ran</td>");
     return fmt::format("<td style=\"background:{};text-align:center\" title=\"{}\"><b>{}</b><br>{}</td>", colour[c.winner],
-                       html_escape(c.why), html_escape(c.winner),
-                       c.runner_up.empty() ? "" : fmt::format("+{:.1f}% over {}", 100 * c.margin, html_escape(c.runner_up)));
+                       svg::escape(c.why), svg::escape(c.winner),
+                       c.runner_up.empty() ? "" : fmt::format("+{:.1f}% over {}", 100 * c.margin, svg::escape(c.runner_up)));
   };
   if (p.axes.size() == 2) {
     // The plane: the first axis across, the second down, each in the scan's order.
-    h += fmt::format("<table><tr><th class=\"l\">{} \\ {}</th>", html_escape(p.axes[1]), html_escape(p.axes[0]));
-    for (const auto& x : p.labels[0]) h += fmt::format("<th>{}</th>", html_escape(x));
+    h += fmt::format("<table><tr><th class=\"l\">{} \\ {}</th>", svg::escape(p.axes[1]), svg::escape(p.axes[0]));
+    for (const auto& x : p.labels[0]) h += fmt::format("<th>{}</th>", svg::escape(x));
     h += "</tr>\n";
     for (const auto& y : p.labels[1]) {
-      h += fmt::format("<tr><th class=\"l\">{}</th>", html_escape(y));
+      h += fmt::format("<tr><th class=\"l\">{}</th>", svg::escape(y));
       for (const auto& x : p.labels[0]) {
         const auto it = std::find_if(p.cells.begin(), p.cells.end(),
                                      [&](const PlaneCell& c) { return c.values[0] == x && c.values[1] == y; });
@@ -163,11 +150,11 @@ std::string plane_html(const Plane& p) {
     return h + "</table>\n";
   }
   h += "<table><tr>";
-  for (const auto& a : p.axes) h += fmt::format("<th class=\"l\">{}</th>", html_escape(a));
+  for (const auto& a : p.axes) h += fmt::format("<th class=\"l\">{}</th>", svg::escape(a));
   h += "<th>fastest</th></tr>\n";
   for (const auto& c : p.cells) {
     h += "<tr>";
-    for (const auto& v : c.values) h += fmt::format("<td class=\"l\">{}</td>", html_escape(v));
+    for (const auto& v : c.values) h += fmt::format("<td class=\"l\">{}</td>", svg::escape(v));
     h += cell_html(c) + "</tr>\n";
   }
   return h + "</table>\n";

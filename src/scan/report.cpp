@@ -154,7 +154,7 @@ std::string report_markdown(const ScanMeta& m, const std::vector<ScanRow>& rows,
   if (a.findings.empty()) s += "No knee, threshold or crossover found.\n";
   for (const auto& f : a.findings)
     s += fmt::format("- **{}** {}.  \n  Why: {}.\n", analysis::finding_kind_name(f.kind), cell(f.what), cell(f.why));
-  s += plane_markdown(winners(m, rows));
+  s += plane_markdown(a.plane);
   s += "\n## Series\n";
   for (const auto& sr : a.series) {
     s += fmt::format("\n### {}\n\n**Inflection:** {}.\n\n", sr.series.name, cell(sr.verdict));
@@ -180,7 +180,7 @@ std::string write_reports(const std::string& dir) {
   };
   write("report.md", report_markdown(meta, rows, a));
   write("report.html", report_html(meta, rows, a));
-  return findings_text(a) + plane_text(winners(meta, rows));
+  return findings_text(a) + plane_text(a.plane);
 }
 
 }  // namespace inflect::scan

@@ -110,7 +110,7 @@ std::string report_html(const ScanMeta& m, const std::vector<ScanRow>& rows, con
                [](const analysis::RunReport& r) { return r.thermal.peak_temp.value(); });
   if (!power.empty()) h += "<h2>Power, clock and temperature</h2>\n" + power;
 
-  h += plane_html(winners(m, rows));
+  h += plane_html(a.plane);
   h += "<h2>Findings</h2>\n<ul>\n";
   if (a.findings.empty()) h += "<li>No knee, threshold or crossover found.</li>\n";
   for (const auto& f : a.findings)

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "inflect/analysis/inflection.hpp"
+#include "inflect/scan/plane.hpp"
 #include "inflect/scan/results.hpp"
 
 namespace inflect::scan {
@@ -25,6 +26,7 @@ struct ScanAnalysis {
   std::string throughput_unit = "tokens/s";
   std::vector<SeriesRows> series;
   std::vector<analysis::Finding> findings;  // per series (in series order), then crossovers
+  Plane plane;  // which plan family wins where (plane.hpp); empty with fewer than two families
 };
 
 /// The scale of a row: its devices, or the numeric value of the scale axis; 0 when unknown.
