@@ -20,6 +20,12 @@ double bottleneck_s(const std::vector<std::pair<LinkId, double>>& link_bytes, co
   return worst;
 }
 
+/// A phase's uncontended transfer time: its slowest link's, or the WAN transport's for the bytes it
+/// lets through (a transfer bound by its window), as the engine runs it.
+double wire_s(const TransferPhase& ph, const Topology& topo) {
+  return std::max(bottleneck_s(ph.link_bytes, topo), ph.max_link_bytes / ph.rate_bound);
+}
+
 int floor_log2(int v) {
   int r = 0;
   while ((1 << (r + 1)) <= v) ++r;
@@ -68,10 +74,8 @@ std::vector<Shape> shapes(CollectiveOp op, std::span<const DeviceId> m, double n
     s.wan_route = b.wan_route_latency();
     s.nodes = l.nodes;
     s.payload = b.finish(1.0);
-    // The slowest link's time, or the WAN transport's for the bytes it lets through (a transfer
-    // bound by its window): what the choice compares and the search prices, as the engine runs it.
-    s.payload_s = std::max(bottleneck_s(s.payload.link_bytes, topo),
-                           s.payload.max_link_bytes / transport_bound(s.payload, topo));
+    s.payload.rate_bound = transport_bound(s.payload, topo);
+    s.payload_s = wire_s(s.payload, topo);  // what the choice compares and the search prices
     out.push_back(std::move(s));
   };
   const int log_nodes = std::max(1, floor_log2(l.nodes));
@@ -326,7 +330,7 @@ const CollectiveCostModel::Line& CollectiveCostModel::best(core::Bytes bytes) co
 core::Seconds estimate_time(const LoweredCollective& c, const Topology& topo) {
   double t = 0;
   for (const auto& ph : c.phases)
-    t += ph.latency.value() + std::max(bottleneck_s(ph.link_bytes, topo), ph.max_link_bytes / ph.rate_bound);
+    t += ph.latency.value() + wire_s(ph, topo);
   return core::Seconds(t);
 }
 
@@ -374,7 +378,8 @@ LoweredCollective lower_flat(CollectiveOp op, std::span<const DeviceId> members,
     ph.max_link_bytes = std::max(ph.max_link_bytes, wire);
   }
   ph.latency = core::Seconds(std::max(0.0, model.time(bytes).value() - link_time));
-  ph.rate_bound = transport_bound(ph, topo);
+  // The same links carry the payload scaled alike: the bound per reference byte is the shape's.
+  ph.rate_bound = shape.payload.rate_bound;
   LoweredCollective out;
   out.algorithm = to_string(shape.algorithm);
   out.protocol = to_string(line.protocol);
@@ -409,7 +414,7 @@ CollectiveCostModel collective_cost_model(CollectiveOp op, std::span<const Devic
     if (auto hier = lower_hierarchical(op, members, core::Bytes(ref), topo, tuning))
       for (const TransferPhase& ph : hier->phases)
         c.model.hierarchical.push_back(
-            {ph.latency.value(), std::max(bottleneck_s(ph.link_bytes, topo), ph.max_link_bytes / ph.rate_bound) / ref});
+            {ph.latency.value(), wire_s(ph, topo) / ref});
   }
   return std::move(c.model);
 }

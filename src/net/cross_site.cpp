@@ -47,6 +47,7 @@ TransferPhase part(CollectiveOp op, const std::vector<std::vector<DeviceId>>& gr
 
 double transport_bound(const TransferPhase& ph, const Topology& topo) {
   double bound = std::numeric_limits<double>::infinity();
+  if (topo.sites() == 1) return bound;  // no WAN link to bound anything
   for (const auto& [l, b] : ph.link_bytes) {
     if (topo.links()[l].cls != LinkClass::wan || b <= 0) continue;
     bound = std::min(bound, topo.transport_limit(l).value() * ph.max_link_bytes / b);

@@ -393,6 +393,7 @@ Topology::Topology(const TopologySpec& spec, int nodes) : spec_(spec), nodes_(no
             : w.bandwidth * static_cast<double>(w.circuits);
     links_.push_back({cap, w.latency, LinkClass::wan});
     links_.push_back({cap, w.latency, LinkClass::wan});
+    wan_limits_.push_back(net::transport_limit(w.transport, w.latency, w.loss));  // once, not per lowering
   }
   route_sites();
 
@@ -470,7 +471,6 @@ std::unique_ptr<ClusterGraph> Topology::build_cluster_graph() const {
 void Topology::route_sites() {
   const std::size_t n = sites_.size();
   site_routes_.assign(n * n, {});
-  site_route_latency_.assign(n * n, 0.0);
   if (n == 1) return;
   // The site graph: one vertex per site, an edge per WAN direction weighted by its latency. Equal
   // latencies are broken by fewer hops (a picosecond per hop), so the choice never depends on the
@@ -493,12 +493,10 @@ void Topology::route_sites() {
       if (pred[dst] == dst)
         spec_error(spec_, "wan", fmt::format("no chain of WAN links joins sites '{}' and '{}'", sites_[src].name, sites_[dst].name));
       std::vector<LinkId> chain;
-      double latency = 0;
       for (std::size_t v = dst; v != src; v = pred[v]) {
         const auto [e, found] = boost::edge(pred[v], v, g);
         core::check_invariant(found, "a Dijkstra predecessor is joined to its vertex");
         chain.push_back(g[e].link);
-        latency += links_[g[e].link].latency.value();
       }
       std::reverse(chain.begin(), chain.end());
       if (chain.size() + 4 > static_cast<std::size_t>(Path::kMax))
@@ -506,7 +504,6 @@ void Topology::route_sites() {
                    fmt::format("the route from site '{}' to '{}' crosses {} WAN links; at most {} are supported",
                                sites_[src].name, sites_[dst].name, chain.size(), Path::kMax - 4));
       site_routes_[src * n + dst] = std::move(chain);
-      site_route_latency_[src * n + dst] = latency;
     }
   }
 }
@@ -524,8 +521,8 @@ const WanLinkSpec& Topology::wan_link(LinkId l) const {
 }
 
 core::Bandwidth Topology::transport_limit(LinkId l) const {
-  const WanLinkSpec& w = wan_link(l);
-  return net::transport_limit(w.transport, w.latency, w.loss);
+  core::check_invariant(l >= wan_base_ && l < links_.size(), "transport_limit needs a WAN link id");
+  return wan_limits_[(l - wan_base_) / 2];
 }
 
 core::Bandwidth Topology::site_injection(int site) const {

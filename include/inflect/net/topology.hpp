@@ -159,7 +159,7 @@ class Topology {
   std::vector<std::uint16_t> site_of_node_;
   std::uint32_t wan_base_ = 0;                     // first WAN link id
   std::vector<std::vector<LinkId>> site_routes_;   // by (a, b): the WAN links crossed
-  std::vector<double> site_route_latency_;         // by (a, b): their one-way latencies summed
+  std::vector<core::Bandwidth> wan_limits_;        // per WAN link (both directions): its transport's limit
   // The whole-cluster graph, built on first use (thread-safe); copies share it.
   std::shared_ptr<Impl> impl_;
 };
