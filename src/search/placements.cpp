@@ -11,6 +11,7 @@
 #include <set>
 
 #include "inflect/analysis/simulate.hpp"
+#include "inflect/net/collective.hpp"
 #include "inflect/core/error.hpp"
 #include "inflect/core/parallel.hpp"
 #include "inflect/net/topology.hpp"
@@ -68,10 +69,7 @@ template <class F>
 bool spans(const net::Topology& topo, int ranks, F&& first_and_members) {
   for (int r = 0; r < ranks; ++r) {
     std::vector<workload::RankId> members;
-    if (!first_and_members(r, members)) continue;
-    const int site = topo.site_of(static_cast<net::DeviceId>(members.front()));
-    for (auto m : members)
-      if (topo.site_of(static_cast<net::DeviceId>(m)) != site) return true;
+    if (first_and_members(r, members) && topo.spans_sites(members)) return true;
   }
   return false;
 }
@@ -109,25 +107,16 @@ std::vector<std::string> crossing_of(const plan::ParallelPlan& p, const net::Top
 
 bool has(const std::vector<std::string>& v, const char* s) { return std::find(v.begin(), v.end(), s) != v.end(); }
 
-// Whether the hierarchical form applies to a data-parallel group that spans sites: it needs every
-// site the group touches to hold the same number (>= 2) of its members (net/cross_site.cpp), else
-// that group runs flat, and when none qualifies the two placements would be one.
+// Whether the hierarchical form applies to a data-parallel group that spans sites
+// (net::hierarchical_split: the rule the lowering itself uses), else that group runs flat, and when
+// none qualifies the two placements would be one.
 bool hierarchical_applies(const plan::ParallelPlan& p, const net::Topology& topo) {
   const plan::Mesh mesh(p, p.dp);
   for (int r = 0; r < mesh.ranks(); ++r) {
     if (mesh.coords(static_cast<workload::RankId>(r)).dp != 0) continue;
-    std::vector<int> per_site(static_cast<std::size_t>(topo.sites()));
-    for (auto m : mesh.group(static_cast<workload::RankId>(r), Dim::dp))
-      ++per_site[static_cast<std::size_t>(topo.site_of(static_cast<net::DeviceId>(m)))];
-    int k = 0, touched = 0;
-    bool equal = true;
-    for (int n : per_site) {
-      if (n == 0) continue;
-      ++touched;
-      equal = equal && (k == 0 || n == k);
-      k = n;
-    }
-    if (touched >= 2 && equal && k >= 2) return true;
+    const auto group = mesh.group(static_cast<workload::RankId>(r), Dim::dp);
+    const std::vector<net::DeviceId> members(group.begin(), group.end());
+    if (net::hierarchical_split(members, topo)) return true;
   }
   return false;
 }
@@ -157,14 +146,9 @@ std::string crosses_phrase(const plan::ParallelPlan& p, const std::vector<std::s
 // Whether the group's members, or those of any rank it stands for (symmetric fidelity's mirrors),
 // lie in more than one site.
 bool group_spans(const workload::Group& g, const net::Topology& topo) {
-  const auto one = [&](const std::vector<workload::RankId>& members) {
-    for (auto m : members)
-      if (topo.site_of(static_cast<net::DeviceId>(m)) != topo.site_of(static_cast<net::DeviceId>(members.front()))) return true;
-    return false;
-  };
-  if (one(g.members)) return true;
+  if (topo.spans_sites(g.members)) return true;
   for (const auto& m : g.mirrors)
-    if (one(m)) return true;
+    if (topo.spans_sites(m)) return true;
   return false;
 }
 

@@ -35,11 +35,7 @@ using workload::OpId;
 std::vector<char> groups_across_sites(const ExecutionGraph& g, const net::Topology& topo) {
   if (topo.sites() == 1) return {};
   std::vector<char> out(g.groups().size(), 0);
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    const auto& m = g.groups()[i].members;
-    for (auto r : m)
-      if (topo.site_of(static_cast<net::DeviceId>(r)) != topo.site_of(static_cast<net::DeviceId>(m.front()))) out[i] = 1;
-  }
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = topo.spans_sites(g.groups()[i].members);
   return out;
 }
 

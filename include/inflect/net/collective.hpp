@@ -151,6 +151,11 @@ struct CollectiveCostModel {
 CollectiveCostModel collective_cost_model(CollectiveOp op, std::span<const DeviceId> members, const Topology& topo,
                                           const CollectiveTuning& tuning = {});
 
+/// The members of each site (group order kept, sites in the order they first appear) when a
+/// collective over `members` takes the hierarchical form across sites: two or more sites with the
+/// same k >= 2 members in each (src/net/cross_site.hpp). None otherwise: the group runs flat.
+std::optional<std::vector<std::vector<DeviceId>>> hierarchical_split(std::span<const DeviceId> members, const Topology& topo);
+
 /// nccl-tests bus-bandwidth factor for `op` over p ranks.
 double busbw_factor(CollectiveOp op, int p);
 

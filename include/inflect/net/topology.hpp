@@ -97,6 +97,15 @@ class Topology {
   int site_of_node(int node) const { return site_of_node_[static_cast<std::size_t>(node)]; }
   int site_of(DeviceId d) const { return site_of_node(node_of(d)); }
   const std::string& site_name(int site) const { return sites_[static_cast<std::size_t>(site)].name; }
+  /// Whether the devices (any integer ids) lie in more than one site.
+  template <class Ids>
+  bool spans_sites(const Ids& ids) const {
+    if (sites() == 1 || ids.empty()) return false;
+    const int first = site_of(static_cast<DeviceId>(*ids.begin()));
+    for (const auto d : ids)
+      if (site_of(static_cast<DeviceId>(d)) != first) return true;
+    return false;
+  }
   /// The scale-out fabric of a node's site.
   const ScaleOutFabric& scale_out_of_node(int node) const {
     return sites_[static_cast<std::size_t>(site_of_node(node))].fabric;
