@@ -32,7 +32,7 @@ int cmd_jobs(const JobsArgs& a) {
   const analysis::JobsRun run = analysis::run_jobs(spec, o);
   std::fputs(io::format_jobs(run).c_str(), stdout);
   if (!a.out_dir.empty()) {
-    std::filesystem::create_directories(a.out_dir);
+    io::make_directories(a.out_dir);
     const auto path = std::filesystem::path(a.out_dir) / "jobs.json";
     io::write_text_file(path.string(), io::jobs_to_json(run, o.threads));
     std::printf("wrote %s\n", path.c_str());

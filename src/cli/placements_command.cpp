@@ -40,7 +40,7 @@ int cmd_placements(const PlacementsArgs& a) {
   const auto run = search::run_placements(e, o);
   std::fputs(search::format_placements(run).c_str(), stdout);
   if (!a.out_dir.empty()) {
-    std::filesystem::create_directories(a.out_dir);
+    io::make_directories(a.out_dir);
     const auto path = std::filesystem::path(a.out_dir) / "placements.json";
     io::write_text_file(path.string(), search::placements_to_json(run));
     std::printf("wrote %s\n", path.c_str());

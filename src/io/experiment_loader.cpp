@@ -368,9 +368,7 @@ void read_cluster(const Seen& seen, const std::string& base_dir, const DeviceCat
   }
   if (auto x = seen.get("cluster.cross_site_collectives")) {
     const std::string name = x->as_choice(option("cluster.cross_site_collectives").allowed);
-    e.cluster.topology.collectives.cross_site = name == "flat"           ? net::CrossSite::flat
-                                                : name == "hierarchical" ? net::CrossSite::hierarchical
-                                                                         : net::CrossSite::automatic;
+    e.cluster.topology.collectives.cross_site = *net::parse_cross_site(name);  // as_choice allowed only the names
   }
   if (auto p = seen.get("cluster.collective_protocol")) {
     const std::string name = p->as_choice(option("cluster.collective_protocol").allowed);

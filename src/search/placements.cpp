@@ -232,7 +232,7 @@ std::vector<Placement> enumerate_placements(const plan::Experiment& e) {
       Placement pl = base;
       pl.cross_site = form;
       pl.name = pl.mesh;
-      if (form) pl.name += form == net::CrossSite::flat ? " flat" : " hierarchical";
+      if (form) pl.name += std::string(" ") + net::to_string(*form);
       pl.crosses = crosses_phrase(p, pl.crossing, form);
       out.push_back(std::move(pl));
     }

@@ -13,11 +13,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-const char* form_name(const std::optional<net::CrossSite>& f) {
-  if (!f) return "";
-  return *f == net::CrossSite::flat ? "flat" : *f == net::CrossSite::hierarchical ? "hierarchical" : "auto";
-}
-
 // The headline figures of each placement, under their report field names (io/report_fields.hpp).
 constexpr std::string_view kFigures[] = {"step_time_s",       "tokens_per_s",      "compute_s",         "exposed_comm_s.dp",
                                          "exposed_comm_s.tp", "exposed_comm_s.pp", "exposed_comm_s.cp", "exposed_comm_s.ep",
@@ -87,7 +82,7 @@ std::string placements_to_json(const PlacementsRun& r, bool include_volatile) {
     for (plan::Dim d : p.placement.order)
       order.push_back(d == plan::Dim::tp ? "tp" : d == plan::Dim::cp ? "cp" : d == plan::Dim::pp ? "pp" : "dp");
     x["order"] = std::move(order);
-    x["cross_site_collectives"] = p.placement.cross_site ? Json(form_name(p.placement.cross_site)) : Json(nullptr);
+    x["cross_site_collectives"] = p.placement.cross_site ? Json(net::to_string(*p.placement.cross_site)) : Json(nullptr);
     x["crossing"] = p.placement.crossing;
     x["crosses"] = p.placement.crosses;
     if (p.ok()) {

@@ -98,6 +98,9 @@ const char* to_string(Protocol p);
 /// Parses a name ("ring", "nvls_tree", ...; "nvls-tree" also); none if unknown.
 std::optional<Algorithm> parse_algorithm(std::string_view name);
 std::optional<Protocol> parse_protocol(std::string_view name);
+/// "auto", "flat", "hierarchical", as `cluster.cross_site_collectives` spells them, and back.
+const char* to_string(CrossSite c);
+std::optional<CrossSite> parse_cross_site(std::string_view name);
 /// "ring, tree, ..." for messages.
 std::string algorithm_names();
 std::string protocol_names();
