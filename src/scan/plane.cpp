@@ -12,20 +12,19 @@ namespace inflect::scan {
 
 namespace {
 
-// Progress toward a target per second: tokens/s (steps/s for a trace without tokens), over a
-// DiLoCo plan's user-given token multiplier (how many more tokens it needs for the same loss), so
-// that families compare on time to target, not on raw tokens.
-double throughput_of(const ScanRow& r) {
-  const double per_s = r.report.tokens_per_s ? *r.report.tokens_per_s
-                       : r.report.step_time.value() > 0 ? 1.0 / r.report.step_time.value()
-                                                         : 0;
+// Progress toward a target per second: the scan's throughput (tokens/s; steps/s when no point
+// knows its tokens, `step_rate`, as the curves take it; 0 for a row whose tokens are unknown among
+// rows that know theirs), over a DiLoCo plan's user-given token multiplier (how many more tokens
+// it needs for the same loss), so that families compare on time to target, not on raw tokens.
+double throughput_of(const ScanRow& r, bool step_rate) {
+  const double step = r.report.step_time.value();
+  const double per_s = step_rate ? (step > 0 ? 1.0 / step : 0) : r.report.tokens_per_s.value_or(0);
   return r.report.diloco.modeled && r.report.diloco.token_multiplier > 0 ? per_s / r.report.diloco.token_multiplier : per_s;
 }
 
 /// The component of the step the two rows differ in most, as "what: a s against b s".
 std::string why(const ScanRow& win, const ScanRow& lose) {
-  const auto a = analysis::breakdown_components(win.report.breakdown);
-  const auto b = analysis::breakdown_components(lose.report.breakdown);
+  const auto [a, b] = analysis::breakdown_components(win.report.breakdown, lose.report.breakdown);
   std::string name;
   double best = -1, wa = 0, wb = 0;
   for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {
@@ -42,7 +41,7 @@ std::string why(const ScanRow& win, const ScanRow& lose) {
 
 }  // namespace
 
-Plane winners(const ScanMeta& m, const std::vector<ScanRow>& rows) {
+Plane winners(const ScanMeta& m, const std::vector<ScanRow>& rows, bool step_rate) {
   Plane p;
   if (m.plans.size() < 2) return p;
   p.axes = m.axis_paths;
@@ -69,16 +68,16 @@ Plane winners(const ScanMeta& m, const std::vector<ScanRow>& rows) {
   for (std::size_t c = 0; c < p.cells.size(); ++c) {
     auto& ms = members[c];
     // Highest throughput first; ties to the family listed first (point order).
-    std::stable_sort(ms.begin(), ms.end(), [](const ScanRow* x, const ScanRow* y) { return throughput_of(*x) > throughput_of(*y); });
+    std::stable_sort(ms.begin(), ms.end(), [step_rate](const ScanRow* x, const ScanRow* y) { return throughput_of(*x, step_rate) > throughput_of(*y, step_rate); });
     if (ms.empty()) continue;
     PlaneCell& cell = p.cells[c];
     for (const ScanRow* r : ms) cell.order.push_back(r->family);
     cell.winner = ms[0]->family;
-    cell.throughput = throughput_of(*ms[0]);
+    cell.throughput = throughput_of(*ms[0], step_rate);
     ++p.wins[cell.winner];
-    if (ms.size() > 1 && throughput_of(*ms[1]) > 0) {
+    if (ms.size() > 1 && throughput_of(*ms[1], step_rate) > 0) {
       cell.runner_up = ms[1]->family;
-      cell.margin = cell.throughput / throughput_of(*ms[1]) - 1;
+      cell.margin = cell.throughput / throughput_of(*ms[1], step_rate) - 1;
       cell.why = why(*ms[0], *ms[1]);
     }
   }

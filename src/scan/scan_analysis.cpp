@@ -150,7 +150,7 @@ ScanAnalysis analyze(const ScanMeta& m, const std::vector<ScanRow>& rows) {
   for (const auto& [a, b] : pairs)
     for (auto& f : analysis::crossovers(out.series[a].series, out.series[b].series, out.unit))
       out.findings.push_back(std::move(f));
-  out.plane = winners(m, rows);
+  out.plane = winners(m, rows, step_rate);
   return out;
 }
 

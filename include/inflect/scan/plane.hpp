@@ -30,8 +30,9 @@ struct Plane {
   bool empty() const { return cells.empty(); }
 };
 
-/// The winners of a scan with two or more plan families; empty otherwise.
-Plane winners(const ScanMeta& m, const std::vector<ScanRow>& rows);
+/// The winners of a scan with two or more plan families; empty otherwise. `step_rate`: the scan's
+/// throughput is steps/s (no point knows its tokens; ScanAnalysis::throughput_unit), else tokens/s.
+Plane winners(const ScanMeta& m, const std::vector<ScanRow>& rows, bool step_rate);
 
 /// The winners as Markdown (a section with a table; two axes: a grid) and as HTML (a grid coloured
 /// by winner for two axes, else a table); "" when the plane is empty.
