@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <set>
 
+#include "inflect/core/strings.hpp"
 #include "inflect/io/experiment_loader.hpp"
 #include "inflect/plan/compiler.hpp"
 #include "inflect/plan/validate.hpp"
@@ -51,7 +52,9 @@ analysis::JobSpec read_job(const Node& item, const std::string& base_dir, const 
   job.nodes = static_cast<int>(nodes.as_int(1, cluster.nodes));
   const auto path = find_input_file(exp.as_string(), base_dir);
   if (!path)
-    throw core::Error(core::ErrorKind::io, fmt::format("experiment file '{}' not found (looked in {})", exp.as_string(), base_dir),
+    throw core::Error(core::ErrorKind::io,
+                      fmt::format("experiment file '{}' not found; looked in: {}", exp.as_string(),
+                                  core::join(search_paths(exp.as_string(), base_dir))),
                       exp.where());
   // The experiment as written, on its own cluster; its plan is checked below on its share.
   const Node root = load_yaml_file(*path, "experiment");
