@@ -198,14 +198,22 @@ void report_power(const plan::Experiment& e, const hw::PowerModel& pm, const wor
 
 }  // namespace
 
-void check_graph(const plan::Experiment& e, const workload::ExecutionGraph& graph) {
+void check_graph(const plan::Experiment& e, const workload::ExecutionGraph& graph, const std::string& job) {
   const int devices = e.cluster.devices();
-  if (graph.total_ranks() != devices)
+  if (graph.total_ranks() != devices) {
+    // A job's devices are its `nodes` in the jobs file, no key of its experiment: said of the job.
+    if (!job.empty())
+      throw core::Error(core::ErrorKind::input,
+                        fmt::format("job '{}': its trace has {} ranks but the job has {} devices ({} nodes of {}); give it as "
+                                    "many nodes as its trace has ranks",
+                                    job, graph.total_ranks(), devices, e.cluster.nodes, e.cluster.topology.devices_per_node),
+                        core::SourceLocation{e.file, 0, 0, "workload.trace"});
     throw core::Error(core::ErrorKind::input,
                       fmt::format("the execution graph has {} ranks but the cluster has {} devices ({} nodes of {}); a trace "
                                   "replays on as many devices as it has ranks",
                                   graph.total_ranks(), devices, e.cluster.nodes, e.cluster.topology.devices_per_node),
                       core::SourceLocation{e.file, 0, 0, "cluster.nodes"});
+  }
   if (e.cluster.thermal.any() && static_cast<int>(graph.simulated_ranks().size()) != devices)
     throw core::Error(core::ErrorKind::input,
                       "cluster.thermal makes devices differ, but this execution graph simulates one rank per class "
