@@ -278,13 +278,8 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   double hw_flops = 0;
   for (std::size_t i = 0; i < res.ranks.size(); ++i) hw_flops += res.ranks[i].flops * graph.represents()[i];
   r.hardware_flops_per_step = core::Flops(hw_flops);
-  // Rates per GPU in the report's TFLOP/s, divided in this order (the bits are compared).
-  const bool timed = step_s > 0;
-  if (r.tokens_per_step) r.tokens_per_s = timed ? *r.tokens_per_step / step_s : 0;
-  if (r.model_flops_per_step) r.model_tflops_per_gpu = timed ? r.model_flops_per_step->value() / step_s / devices / 1e12 : 0;
-  if (timed) r.hardware_tflops_per_gpu = hw_flops / step_s / devices / 1e12;
   r.peak_tflops_per_gpu = e.cluster.device.peak(e.training.precision).value() / 1e12;
-  if (r.model_tflops_per_gpu) r.mfu = r.peak_tflops_per_gpu > 0 ? *r.model_tflops_per_gpu / r.peak_tflops_per_gpu : 0;
+  derive_rates(r);
   if (memory) {
     r.memory = memory_report(*memory);
   } else {
@@ -364,15 +359,13 @@ RunReport simulate(const plan::Experiment& e, const SimulateOptions& options) {
     }
     if (e.training.diloco) {
       // Several engine runs (analysis/diloco.hpp); their compile and engine times are in the report.
-      r = simulate_diloco(e, options, compile_options(e, options));
-      r.warnings = plan::plausibility_warnings(e);
-      r.simulator.wall = core::Seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-      return r;
+      r = simulate_diloco(e, options, compile_options(e, options), mem);
+    } else {
+      plan::CompiledPlan cp = plan::compile(e, compile_options(e, options));
+      const core::Seconds compile_time(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      r = simulate_graph(e, cp.graph, &cp.memory, cp.summary, options);
+      r.simulator.compile = compile_time;
     }
-    plan::CompiledPlan cp = plan::compile(e, compile_options(e, options));
-    const core::Seconds compile_time(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    r = simulate_graph(e, cp.graph, &cp.memory, cp.summary, options);
-    r.simulator.compile = compile_time;
   }
   r.warnings = plan::plausibility_warnings(e);
   r.simulator.wall = core::Seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
