@@ -13,24 +13,13 @@
 #include "inflect/plan/memory.hpp"
 #include "inflect/plan/plan_summary.hpp"
 #include "inflect/plan/validate.hpp"
+#include "analysis/engine_setup.hpp"
 
 namespace inflect::analysis {
 
 namespace {
 
 constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
-
-// The rates simulate_graph derives from the step, from the mean step (the same divisions, in the
-// same order).
-void rates(RunReport& r) {
-  const double step_s = r.step_time.value();
-  const bool timed = step_s > 0;
-  if (r.tokens_per_step) r.tokens_per_s = timed ? *r.tokens_per_step / step_s : 0;
-  if (r.model_flops_per_step)
-    r.model_tflops_per_gpu = timed ? r.model_flops_per_step->value() / step_s / r.devices / 1e12 : 0;
-  r.hardware_tflops_per_gpu = timed ? r.hardware_flops_per_step.value() / step_s / r.devices / 1e12 : 0;
-  if (r.model_tflops_per_gpu) r.mfu = r.peak_tflops_per_gpu > 0 ? *r.model_tflops_per_gpu / r.peak_tflops_per_gpu : 0;
-}
 
 // Power over a period: mean powers weighted by the time each step takes of it (ti, ts: summing to
 // 1), energies by how many of each step it has (a, b), peaks the higher; the clock weighted by the
@@ -75,7 +64,7 @@ RunReport amortise(const RunReport& inner, double a, const RunReport& sync, doub
   RunReport r = sync;
   r.step_time = inner.step_time * a + sync.step_time * b;
   r.hardware_flops_per_step = inner.hardware_flops_per_step * a + sync.hardware_flops_per_step * b;
-  rates(r);
+  derive_rates(r);  // from the mean step
   const Breakdown &x = inner.breakdown, &y = sync.breakdown;
   Breakdown& k = r.breakdown;
   auto mix = [&](core::Seconds p, core::Seconds q) { return p * a + q * b; };
@@ -132,7 +121,8 @@ void describe_diloco(const plan::Experiment& e, DilocoReport& d) {
             "training.diloco.token_multiplier from runs of your own setting";
 }
 
-RunReport simulate_diloco(const plan::Experiment& e, const SimulateOptions& options, const plan::CompileOptions& co) {
+RunReport simulate_diloco(const plan::Experiment& e, const SimulateOptions& options, const plan::CompileOptions& co,
+                          const plan::MemoryEstimate& mem) {
   const plan::DilocoSpec& d = *e.training.diloco;
   const double h = d.sync_every, f = d.fragments;
   SimulateOptions quiet = options;
@@ -162,7 +152,6 @@ RunReport simulate_diloco(const plan::Experiment& e, const SimulateOptions& opti
   // Bytes: what each stage's rank syncs (all fragments) and sends across workers per period,
   // against what synchronous DP's ranks would send in sync_every steps.
   const int dp = plan::derive_dp(e);
-  const plan::MemoryEstimate mem = plan::estimate_memory(e, dp);
   double outer_sent = 0, dp_sent = 0, heaviest = 0;
   for (const plan::StageMemory& st : mem.stages) {
     const plan::OuterCollective o = plan::outer_collective(d, plan::optimizer_shard_params(e, dp, st) / f);

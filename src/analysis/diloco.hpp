@@ -13,8 +13,9 @@ namespace inflect::analysis {
 /// not fit), and reports the period's mean step: every step figure of the report weighs the inner
 /// step by (sync_every - fragments) / sync_every and the sync step by fragments / sync_every
 /// (amortise), and `diloco` holds the steps and what they amortise to. The observer sees the sync
-/// step.
-RunReport simulate_diloco(const plan::Experiment& e, const SimulateOptions& options, const plan::CompileOptions& co);
+/// step. `mem` is e's memory estimate at its derived dp (simulate() has it already).
+RunReport simulate_diloco(const plan::Experiment& e, const SimulateOptions& options, const plan::CompileOptions& co,
+                          const plan::MemoryEstimate& mem);
 
 /// The settings of e's training.diloco into `d` (modeled), with every timing figure unknown: what
 /// a report whose plan was not simulated says.

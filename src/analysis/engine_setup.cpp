@@ -43,4 +43,14 @@ Breakdown breakdown_of(const sim::RankTimes& t, bool across_sites) {
   return b;
 }
 
+void derive_rates(RunReport& r) {
+  const double step_s = r.step_time.value();
+  const bool timed = step_s > 0;
+  if (r.tokens_per_step) r.tokens_per_s = timed ? *r.tokens_per_step / step_s : 0;
+  if (r.model_flops_per_step)
+    r.model_tflops_per_gpu = timed ? r.model_flops_per_step->value() / step_s / r.devices / 1e12 : 0;
+  r.hardware_tflops_per_gpu = timed ? r.hardware_flops_per_step.value() / step_s / r.devices / 1e12 : 0;
+  if (r.model_tflops_per_gpu) r.mfu = r.peak_tflops_per_gpu > 0 ? *r.model_tflops_per_gpu / r.peak_tflops_per_gpu : 0;
+}
+
 }  // namespace inflect::analysis

@@ -27,7 +27,7 @@ using Components = std::vector<std::pair<std::string, double>>;
 // The component (other than plain compute) whose share of the step grows most from `a` to `b`,
 // as a sentence; or, when none grows, what compute did.
 std::string why_between(const ScalingPoint& a, const ScalingPoint& b, const std::string& unit) {
-  const auto [ca, cb] = breakdown_components(a.breakdown, b.breakdown);
+  const auto [ca, cb] = paired_breakdown_components(a.breakdown, b.breakdown);
   std::size_t best = 0;
   double best_rise = 0;
   for (std::size_t i = 1; i < ca.size(); ++i) {  // 0 is compute
@@ -48,16 +48,6 @@ std::string why_between(const ScalingPoint& a, const ScalingPoint& b, const std:
 
 }  // namespace
 
-std::pair<std::vector<std::pair<std::string, double>>, std::vector<std::pair<std::string, double>>> breakdown_components(
-    const Breakdown& a, const Breakdown& b) {
-  Breakdown pa = a, pb = b;
-  if (pa.stragglers || pb.stragglers) {
-    if (!pa.stragglers) pa.stragglers = core::Seconds(0);
-    if (!pb.stragglers) pb.stragglers = core::Seconds(0);
-  }
-  return {breakdown_components(pa), breakdown_components(pb)};
-}
-
 std::vector<std::pair<std::string, double>> breakdown_components(const Breakdown& b) {
   std::vector<std::pair<std::string, double>> out = {
       {"compute", (b.compute - b.interference - b.throttle).value()},
@@ -75,6 +65,15 @@ std::vector<std::pair<std::string, double>> breakdown_components(const Breakdown
   // the components they had.
   if (b.stragglers) out.emplace_back("waiting for stragglers", b.stragglers->value());
   return out;
+}
+
+std::pair<Components, Components> paired_breakdown_components(const Breakdown& a, const Breakdown& b) {
+  Breakdown pa = a, pb = b;
+  if (pa.stragglers || pb.stragglers) {
+    if (!pa.stragglers) pa.stragglers = core::Seconds(0);
+    if (!pb.stragglers) pb.stragglers = core::Seconds(0);
+  }
+  return {breakdown_components(pa), breakdown_components(pb)};
 }
 
 std::string format_scale(double scale) {
@@ -300,7 +299,7 @@ std::vector<Finding> crossovers(const Series& a, const Series& b, const std::str
                          winner.name, loser.name, format_scale(std::round(f.scale)), unit,
                          format_scale(f.from_scale), format_scale(f.to_scale), w.throughput, l.throughput, winner.unit,
                          format_scale(f.to_scale));
-    const auto [cw, cl] = breakdown_components(w.breakdown, l.breakdown);
+    const auto [cw, cl] = paired_breakdown_components(w.breakdown, l.breakdown);
     std::size_t best = 0;
     double gap = -1;
     for (std::size_t i = 0; i < cw.size(); ++i)
@@ -340,7 +339,7 @@ std::vector<Finding> crossovers(const Series& a, const Series& b, const std::str
                            100 * gain_lo, 100 * gain_hi);
       const ScalingPoint& w = a_leads ? *common.back().pa : *common.back().pb;
       const ScalingPoint& l = a_leads ? *common.back().pb : *common.back().pa;
-      const auto [cw, cl] = breakdown_components(w.breakdown, l.breakdown);
+      const auto [cw, cl] = paired_breakdown_components(w.breakdown, l.breakdown);
       std::size_t best = 0;
       double gap = -std::numeric_limits<double>::max();
       for (std::size_t i = 0; i < cw.size(); ++i)

@@ -100,13 +100,7 @@ CompiledJob compile_job(const JobSpec& job) {
   if (!e.workload.model) {
     out.graph = build_graph(e, so);  // a trace: its ranks as recorded
     out.plan = "trace";
-    if (out.graph.total_ranks() != e.cluster.devices())
-      throw core::Error(core::ErrorKind::input,
-                        fmt::format("job '{}': its trace has {} ranks but the job has {} devices ({} nodes of {}); give it as many "
-                                    "nodes as its trace has ranks",
-                                    job.name, out.graph.total_ranks(), e.cluster.devices(), job.nodes,
-                                    e.cluster.topology.devices_per_node),
-                        core::SourceLocation{e.file, 0, 0, "workload.trace"});
+    check_graph(e, out.graph, job.name);
     return out;
   }
   plan::check_plan(e);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "inflect/analysis/inflection.hpp"
 #include "inflect/sim/collective_op.hpp"
 
 namespace inflect::analysis {
@@ -98,22 +99,13 @@ std::string explain_slowdown(const JobResult& r) {
     if (r.shared.empty()) return "no slowdown: no link carries another job's traffic";
     return fmt::format("no slowdown, although it shares {}", shared);
   }
-  // The part of the critical rank's step that grew most.
-  const Breakdown& a = r.alone;
-  const Breakdown& t = r.together;
-  const std::vector<std::pair<std::string, double>> parts = {
-      {"compute", ((t.compute - t.interference) - (a.compute - a.interference)).value()},
-      {"compute slowed by overlapped communication (interference)", (t.interference - a.interference).value()},
-      {"exposed dp communication", (t.exposed_comm.dp - a.exposed_comm.dp).value()},
-      {"exposed tp communication", (t.exposed_comm.tp - a.exposed_comm.tp).value()},
-      {"exposed pp communication", (t.exposed_comm.pp - a.exposed_comm.pp).value()},
-      {"exposed cp communication", (t.exposed_comm.cp - a.exposed_comm.cp).value()},
-      {"exposed ep communication", (t.exposed_comm.ep - a.exposed_comm.ep).value()},
-      {"pipeline bubble", (t.bubble - a.bubble).value()},
-      {"other waits", (t.other - a.other).value()},
-  };
-  const auto top = std::max_element(parts.begin(), parts.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
-  return fmt::format("{} +{:.4g} ms of the +{:.4g} ms; {}", top->first, top->second * 1e3, grew * 1e3,
+  // The part of the critical rank's step that grew most, named as every other report names it.
+  const auto [alone, together] = paired_breakdown_components(r.alone, r.together);
+  std::size_t top = 0;
+  for (std::size_t i = 1; i < alone.size(); ++i)
+    if (together[i].second - alone[i].second > together[top].second - alone[top].second) top = i;
+  const double top_grew = together[top].second - alone[top].second;
+  return fmt::format("{} +{:.4g} ms of the +{:.4g} ms; {}", together[top].first, top_grew * 1e3, grew * 1e3,
                      r.shared.empty() ? std::string("it shares no link with another job") : fmt::format("it shares {}", shared));
 }
 

@@ -198,14 +198,22 @@ void report_power(const plan::Experiment& e, const hw::PowerModel& pm, const wor
 
 }  // namespace
 
-void check_graph(const plan::Experiment& e, const workload::ExecutionGraph& graph) {
+void check_graph(const plan::Experiment& e, const workload::ExecutionGraph& graph, const std::string& job) {
   const int devices = e.cluster.devices();
-  if (graph.total_ranks() != devices)
+  if (graph.total_ranks() != devices) {
+    // A job's devices are its `nodes` in the jobs file, no key of its experiment: said of the job.
+    if (!job.empty())
+      throw core::Error(core::ErrorKind::input,
+                        fmt::format("job '{}': its trace has {} ranks but the job has {} devices ({} nodes of {}); give it as "
+                                    "many nodes as its trace has ranks",
+                                    job, graph.total_ranks(), devices, e.cluster.nodes, e.cluster.topology.devices_per_node),
+                        core::SourceLocation{e.file, 0, 0, "workload.trace"});
     throw core::Error(core::ErrorKind::input,
                       fmt::format("the execution graph has {} ranks but the cluster has {} devices ({} nodes of {}); a trace "
                                   "replays on as many devices as it has ranks",
                                   graph.total_ranks(), devices, e.cluster.nodes, e.cluster.topology.devices_per_node),
                       core::SourceLocation{e.file, 0, 0, "cluster.nodes"});
+  }
   if (e.cluster.thermal.any() && static_cast<int>(graph.simulated_ranks().size()) != devices)
     throw core::Error(core::ErrorKind::input,
                       "cluster.thermal makes devices differ, but this execution graph simulates one rank per class "
@@ -270,13 +278,8 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
   double hw_flops = 0;
   for (std::size_t i = 0; i < res.ranks.size(); ++i) hw_flops += res.ranks[i].flops * graph.represents()[i];
   r.hardware_flops_per_step = core::Flops(hw_flops);
-  // Rates per GPU in the report's TFLOP/s, divided in this order (the bits are compared).
-  const bool timed = step_s > 0;
-  if (r.tokens_per_step) r.tokens_per_s = timed ? *r.tokens_per_step / step_s : 0;
-  if (r.model_flops_per_step) r.model_tflops_per_gpu = timed ? r.model_flops_per_step->value() / step_s / devices / 1e12 : 0;
-  if (timed) r.hardware_tflops_per_gpu = hw_flops / step_s / devices / 1e12;
   r.peak_tflops_per_gpu = e.cluster.device.peak(e.training.precision).value() / 1e12;
-  if (r.model_tflops_per_gpu) r.mfu = r.peak_tflops_per_gpu > 0 ? *r.model_tflops_per_gpu / r.peak_tflops_per_gpu : 0;
+  derive_rates(r);
   if (memory) {
     r.memory = memory_report(*memory);
   } else {
@@ -356,15 +359,13 @@ RunReport simulate(const plan::Experiment& e, const SimulateOptions& options) {
     }
     if (e.training.diloco) {
       // Several engine runs (analysis/diloco.hpp); their compile and engine times are in the report.
-      r = simulate_diloco(e, options, compile_options(e, options));
-      r.warnings = plan::plausibility_warnings(e);
-      r.simulator.wall = core::Seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-      return r;
+      r = simulate_diloco(e, options, compile_options(e, options), mem);
+    } else {
+      plan::CompiledPlan cp = plan::compile(e, compile_options(e, options));
+      const core::Seconds compile_time(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      r = simulate_graph(e, cp.graph, &cp.memory, cp.summary, options);
+      r.simulator.compile = compile_time;
     }
-    plan::CompiledPlan cp = plan::compile(e, compile_options(e, options));
-    const core::Seconds compile_time(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    r = simulate_graph(e, cp.graph, &cp.memory, cp.summary, options);
-    r.simulator.compile = compile_time;
   }
   r.warnings = plan::plausibility_warnings(e);
   r.simulator.wall = core::Seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

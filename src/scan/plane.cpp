@@ -24,7 +24,7 @@ double throughput_of(const ScanRow& r, bool step_rate) {
 
 /// The component of the step the two rows differ in most, as "what: a s against b s".
 std::string why(const ScanRow& win, const ScanRow& lose) {
-  const auto [a, b] = analysis::breakdown_components(win.report.breakdown, lose.report.breakdown);
+  const auto [a, b] = analysis::paired_breakdown_components(win.report.breakdown, lose.report.breakdown);
   std::string name;
   double best = -1, wa = 0, wb = 0;
   for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {

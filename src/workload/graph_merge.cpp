@@ -2,9 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "inflect/core/error.hpp"
+#include "inflect/workload/rank_classes.hpp"
 
 namespace inflect::workload {
 
@@ -54,18 +53,37 @@ ExecutionGraph merge_graphs(std::span<const GraphPart> parts, int total_ranks, s
       out.add_collective(std::move(c));
     }
     for (const std::string& s : g.stream_names()) stream_of[p].push_back(out.stream(s));
-    total_ops += g.op_count();
+    total_ops += g.ops().size();  // its stored ops: its replicas are added as replicas (below)
   }
 
-  // Each part's ops by rank, in issue order (id order: a rank's ops are issued in id order even in
-  // a graph whose ranks interleave, as an importer's may).
-  std::vector<std::vector<std::vector<OpId>>> ops_of(parts.size());
+  // Each part's ranks' ops in issue order (RankOps; its ranks' ops may interleave, as an
+  // importer's may), which replica each of its replicas is, and which of the merged graph's kept
+  // ranks each of its kept ranks became (-1 until added; its own, or the one end_rank found it
+  // copies, say the same rank of an identical job).
+  std::vector<RankOps> rank_ops;
+  rank_ops.reserve(parts.size());
   std::vector<std::vector<OpId>> new_id(parts.size());
+  std::vector<std::vector<std::int32_t>> kept_at(parts.size()), replica_at(parts.size());  // by part rank
+  std::vector<std::vector<std::int64_t>> kept_in_out(parts.size());                        // by part kept rank
   for (std::size_t p = 0; p < parts.size(); ++p) {
     const ExecutionGraph& g = *parts[p].graph;
-    ops_of[p].resize(static_cast<std::size_t>(g.total_ranks()));
-    for (OpId id = 0; id < g.op_count(); ++id) ops_of[p][static_cast<std::size_t>(g.op(id).rank)].push_back(id);
+    const auto ranks = static_cast<std::size_t>(g.total_ranks());
+    // RankOps needs every op on a simulated rank; a part of another kind is an input error here.
+    std::vector<char> simulated_here(ranks, 0);
+    for (const RankId r : g.simulated_ranks())
+      if (r >= 0 && static_cast<std::size_t>(r) < ranks) simulated_here[static_cast<std::size_t>(r)] = 1;
+    for (const Op& o : g.ops())
+      if (o.rank < 0 || static_cast<std::size_t>(o.rank) >= ranks || !simulated_here[static_cast<std::size_t>(o.rank)])
+        fail(fmt::format("job {} rank {} has ops but is not simulated", p, o.rank));
+    rank_ops.emplace_back(g);
     new_id[p].assign(g.op_count(), 0);
+    kept_at[p].assign(ranks, -1);
+    replica_at[p].assign(ranks, -1);
+    for (std::size_t k = 0; k < g.kept_ranks().size(); ++k)
+      kept_at[p][static_cast<std::size_t>(g.kept_ranks()[k].rank)] = static_cast<std::int32_t>(k);
+    for (std::size_t k = 0; k < g.replicas().size(); ++k)
+      replica_at[p][static_cast<std::size_t>(g.replicas()[k].rank)] = static_cast<std::int32_t>(k);
+    kept_in_out[p].assign(g.kept_ranks().size(), -1);
   }
   out.reserve(total_ops, 0);
   std::vector<RankId> simulated;
@@ -76,24 +94,38 @@ ExecutionGraph merge_graphs(std::span<const GraphPart> parts, int total_ranks, s
     if (p < 0) continue;
     const auto pi = static_cast<std::size_t>(p);
     const ExecutionGraph& g = *parts[pi].graph;
+    const RankOps& ro = rank_ops[pi];
     const RankId local = local_of[static_cast<std::size_t>(d)];
-    const auto& sim = g.simulated_ranks();
-    const auto it = std::find(sim.begin(), sim.end(), local);
-    if (it == sim.end()) {
-      // A rank the part does not simulate (symmetric fidelity): stood for by another of its ranks.
-      if (!ops_of[pi][static_cast<std::size_t>(local)].empty()) fail(fmt::format("job {} rank {} has ops but is not simulated", p, local));
-      continue;
-    }
+    const std::int32_t index = ro.index_of(local);
+    // A rank the part does not simulate (symmetric fidelity): stood for by another of its ranks.
+    if (index < 0) continue;
+    const auto i = static_cast<std::uint32_t>(index);
     simulated.push_back(d);
-    represents.push_back(g.represents()[static_cast<std::size_t>(it - sim.begin())]);
-    for (const OpId id : ops_of[pi][static_cast<std::size_t>(local)]) {
+    represents.push_back(g.represents()[i]);
+    if (ro.is_replica(i)) {
+      // A replica of a kept rank already in the merged graph is added as one, its ops not copied:
+      // its collectives are the part's, moved by the part's base.
+      const Replica& rep = g.replicas()[static_cast<std::size_t>(replica_at[pi][static_cast<std::size_t>(local)])];
+      if (const std::int64_t kept = kept_in_out[pi][rep.kept]; kept >= 0) {
+        std::vector<std::uint32_t> colls = rep.colls;
+        for (std::uint32_t& c : colls) c += coll_base[pi];
+        out.add_replica(d, static_cast<std::uint32_t>(kept), std::move(colls));
+        continue;
+      }
+      // Its kept rank is on a later device: its ops are copied, and end_rank finds the copy.
+    }
+    for (std::uint32_t j = 0; j < ro.count(i); ++j) {
+      const OpId id = ro.id(i, j);
       const Op o = g.op(id);
       deps.clear();
       for (const OpId dep : g.op_deps(id)) deps.push_back(new_id[pi][dep]);
       const std::uint32_t payload = o.payload + (o.type == OpType::compute ? kernel_base[pi] : coll_base[pi]);
       new_id[pi][id] = out.add_op(d, stream_of[pi][o.stream], o.type, payload, o.phase, o.layer, o.micro_batch, deps);
     }
-    out.end_rank(d);
+    const bool replica = out.end_rank(d);
+    if (const std::int32_t k = kept_at[pi][static_cast<std::size_t>(local)]; k >= 0)
+      kept_in_out[pi][static_cast<std::size_t>(k)] =
+          replica ? static_cast<std::int64_t>(out.replicas().back().kept) : static_cast<std::int64_t>(out.kept_ranks().size()) - 1;
   }
   out.set_ranks(total_ranks, std::move(simulated), std::move(represents));
   out.validate();

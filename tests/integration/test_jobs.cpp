@@ -136,7 +136,7 @@ TEST_CASE("jobs: two all-reduces sharing one WAN link each get half of it") {
     CHECK(j.step_together == other.step_alone);
     // The explanation: the dp all-reduce's exposed time grew, on the WAN both jobs load.
     CHECK(j.together.exposed_comm.dp - j.alone.exposed_comm.dp == j.step_together - j.step_alone);
-    CHECK_MESSAGE(j.explanation.find("exposed dp communication +80 ms of the +80 ms") != std::string::npos, j.explanation);
+    CHECK_MESSAGE(j.explanation.find("exposed DP communication +80 ms of the +80 ms") != std::string::npos, j.explanation);
     CHECK_MESSAGE(j.explanation.find("WAN east.core->west.core (a: dp 1 GB, b: dp 1 GB per step)") != std::string::npos, j.explanation);
     REQUIRE(!j.shared.empty());
     CHECK(j.shared.front().cls == inflect::net::LinkClass::wan);

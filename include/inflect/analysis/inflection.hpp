@@ -111,10 +111,12 @@ std::vector<Finding> crossovers(const Series& a, const Series& b, const std::str
 /// compute interference, exposed DP/TP/PP/CP/EP communication, pipeline bubble, other waiting;
 /// then, only when the breakdown has one (device variability), waiting for stragglers.
 std::vector<std::pair<std::string, double>> breakdown_components(const Breakdown& b);
-/// Two breakdowns' components side by side, the same list for both: one without the straggler row
-/// (device variability off) counts 0 there when the other has it.
-std::pair<std::vector<std::pair<std::string, double>>, std::vector<std::pair<std::string, double>>> breakdown_components(
-    const Breakdown& a, const Breakdown& b);
+
+/// Two breakdowns' components side by side, the same list for both, so that entry i of one is
+/// comparable with entry i of the other: when only one has the straggler row, the other counts 0
+/// there.
+std::pair<std::vector<std::pair<std::string, double>>, std::vector<std::pair<std::string, double>>>
+paired_breakdown_components(const Breakdown& a, const Breakdown& b);
 
 /// "1,024" for 1024; up to three significant decimals for non-integers.
 std::string format_scale(double scale);

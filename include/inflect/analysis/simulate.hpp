@@ -28,8 +28,11 @@ RunReport simulate_graph(const plan::Experiment& e, const workload::ExecutionGra
 
 /// Whether `graph` can run on the experiment's cluster: as many ranks as devices, and every rank
 /// simulated where devices differ (cluster.thermal, kernel jitter). Throws core::Error(input)
-/// located at the key that decides. simulate_graph checks it; `inflect validate` too.
-void check_graph(const plan::Experiment& e, const workload::ExecutionGraph& graph);
+/// located at the key that decides. simulate_graph checks it; `inflect validate` too; `inflect jobs`
+/// for each job, passing its name as `job`: the job's devices are its `nodes` in the jobs file (its
+/// experiment's cluster is that share), so a wrong rank count is said of the job and located at the
+/// trace that decides it.
+void check_graph(const plan::Experiment& e, const workload::ExecutionGraph& graph, const std::string& job = {});
 
 /// The execution graph the experiment compiles to (what `inflect export` writes).
 workload::ExecutionGraph build_graph(const plan::Experiment& e, const SimulateOptions& options = {});
