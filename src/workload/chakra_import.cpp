@@ -415,7 +415,7 @@ RankTrace rank_trace(const chakra::File& f, RankId rank, Context& cx) {
                          where(i), nd.type));
     }
     if (nd.inflect_stream) stream = *nd.inflect_stream;
-    op.stream = cx.builder.stream(stream);
+    op.stream = cx.builder.stream(stream, where(i));
     if (nd.inflect_phase) {
       if (*nd.inflect_phase < 0 || *nd.inflect_phase > 3) fail(where(i) + ": inflect_phase must be 0-3");
       op.phase = static_cast<Phase>(*nd.inflect_phase);
@@ -549,7 +549,7 @@ ImportedTrace import_files(const std::string& path, const std::vector<RankFile>&
       all.resize(static_cast<std::size_t>(total));
       for (int r = 0; r < total; ++r) all[static_cast<std::size_t>(r)] = static_cast<RankId>(r);
       if (ig) {
-        for (const auto& st : ig->streams) (void)builder.stream(st);
+        for (const auto& st : ig->streams) (void)builder.stream(st, f.path);
       } else {
         std::vector<int> missing;
         std::size_t at = 0;

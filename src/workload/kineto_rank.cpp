@@ -102,15 +102,6 @@ class RankBuilder {
     if (op == kNone) why_not = "the event was recorded before the replayed span: taken as met";
     return op;
   }
-  /// A stream of the graph: at most 255 over the job (an op holds its stream in a byte).
-  std::uint8_t stream(const std::string& name) {
-    const auto& names = b_.graph().stream_names();
-    if (names.size() >= 255 && std::find(names.begin(), names.end(), name) == names.end())
-      throw core::Error(core::ErrorKind::input, fmt::format("{}: more than 255 streams (CUDA streams and launching host "
-                                                            "threads, over all ranks); the graph holds at most 255",
-                                                            t_.file));
-    return b_.stream(name);
-  }
   void gpu_ops();
   void host_ops();
   void stream_waits();
@@ -229,7 +220,7 @@ void RankBuilder::gpu_ops() {
   if (compute_stream >= 0)
     out_.other.add(fmt::format("stream {} named 'compute' (the most kernel time; the breakdown reads it)", compute_stream));
   for (auto& [id, s] : streams_) {
-    const std::uint8_t sid = stream(id == compute_stream ? std::string("compute") : fmt::format("stream {}", id));
+    const std::uint8_t sid = b_.stream(id == compute_stream ? std::string("compute") : fmt::format("stream {}", id), t_.file);
     std::int64_t latest = 0;
     for (std::uint32_t& ei : s.ops) {
       const Event& e = t_.events[ei];
@@ -272,7 +263,7 @@ void RankBuilder::host_ops() {
   std::sort(order.begin(), order.end());
   for (std::size_t n = 0; n < order.size(); ++n) {
     const std::int64_t tid = order[n].second;
-    const std::uint8_t sid = stream(n == 0 ? std::string("host") : fmt::format("host {}", n));
+    const std::uint8_t sid = b_.stream(n == 0 ? std::string("host") : fmt::format("host {}", n), t_.file);
     // Time starts when the GPU starts the step (recorded_ns is the GPU's span): what the host
     // launched before then was queued (a delay of 0), and a thread's later calls keep their gaps
     // from there. In a steady loop the host runs ahead of the GPU (HTA's ns_resolution trace:

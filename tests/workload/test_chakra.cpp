@@ -419,6 +419,18 @@ TEST_CASE("chakra: broken and hostile traces are input errors naming the file an
   bad->set_name("num_ops");
   bad->set_string_val("many");
   CHECK(error_of(write("typed", et_file("1.0.0", {typed}))).find("attribute 'num_ops' must be an integer") != std::string::npos);
+  // more streams than an op's byte holds: 256 nodes on 256 streams named by inflect_stream (an
+  // input error naming the node that brings the 256th, not an internal one)
+  std::vector<ChakraProtoMsg::Node> spread;
+  for (std::uint64_t i = 0; i < 256; ++i) {
+    auto n = comp(i, 1);
+    auto* st = n.add_attr();
+    st->set_name("inflect_stream");
+    st->set_string_val(fmt::format("s{}", i));
+    spread.push_back(n);
+  }
+  CHECK(error_of(write("streams", et_file("1.0.0", spread))).find("node 255 (id 255, 'k255'): stream 's255' would be the 256th") !=
+        std::string::npos);
   // a missing rank: files for ranks 0 and 2 of a 3-rank job
   const fs::path gap = dir.path / "gap";
   fs::create_directories(gap);
