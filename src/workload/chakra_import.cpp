@@ -35,6 +35,7 @@
 #include "workload/chakra_nodes.hpp"
 #include "workload/graph_bounds.hpp"
 #include "workload/importers.hpp"
+#include "workload/torch_types.hpp"
 
 namespace inflect::workload {
 namespace {
@@ -120,13 +121,23 @@ bool name_has(const std::string& name, std::initializer_list<const char*> parts)
 }
 
 // A compute node's precision from its input types (the converter writes PyTorch's, e.g.
-// "['Tensor(c10::BFloat16)', ...]"), or nullopt.
+// "['Tensor(c10::BFloat16)', ...]"): the narrowest of its tensors' types, fp8 before bf16 before
+// fp16 before fp32 (an fp8 GEMM's scales and bias are wider than its operands), or nullopt.
 std::optional<core::Precision> precision_of(const std::string& types) {
-  if (types.find("Float8") != std::string::npos) return core::Precision::fp8;
-  if (types.find("BFloat16") != std::string::npos) return core::Precision::bf16;
-  if (types.find("Half") != std::string::npos) return core::Precision::fp16;
-  if (types.find("Tensor(float)") != std::string::npos) return core::Precision::fp32;
-  return std::nullopt;
+  static constexpr core::Precision kNarrowFirst[] = {core::Precision::fp8, core::Precision::bf16, core::Precision::fp16,
+                                                     core::Precision::fp32};
+  std::size_t best = std::size(kNarrowFirst);
+  const std::string_view all(types);
+  for (std::size_t at = all.find("Tensor("); at != std::string_view::npos; at = all.find("Tensor(", at + 1)) {
+    const std::size_t begin = at + 7, end = all.find(')', begin);
+    if (end == std::string_view::npos) break;
+    const auto p = precision_of_torch_type(all.substr(begin, end - begin));
+    if (!p) continue;
+    const auto rank = std::find(std::begin(kNarrowFirst), std::end(kNarrowFirst), *p) - std::begin(kNarrowFirst);
+    best = std::min(best, static_cast<std::size_t>(rank));
+  }
+  if (best == std::size(kNarrowFirst)) return std::nullopt;
+  return kNarrowFirst[best];
 }
 
 // A GPU kernel's GEMM from the op that called it (its control parent in a converted trace: the

@@ -7,6 +7,7 @@
 
 #include "inflect/core/error.hpp"
 #include "workload/graph_bounds.hpp"
+#include "workload/torch_types.hpp"
 
 namespace inflect::workload::kineto {
 namespace {
@@ -230,11 +231,9 @@ std::optional<core::KernelCost> gemm_from_shapes(const Trace& t, const Event& op
   core::Precision p = fallback;
   if (a < s.types.size() && !s.types[a].empty()) {
     const std::string& ty = s.types[a];
-    if (ty == "float") p = core::Precision::fp32;
-    else if (ty == "c10::BFloat16") p = core::Precision::bf16;
-    else if (ty == "c10::Half") p = core::Precision::fp16;
-    else if (ty.rfind("c10::Float8_", 0) == 0) p = core::Precision::fp8;
-    else return why_not = fmt::format("recorded: a GEMM of type '{}', which the device model does not time", ty), std::nullopt;
+    const auto known = precision_of_torch_type(ty);
+    if (!known) return why_not = fmt::format("recorded: a GEMM of type '{}', which the device model does not time", ty), std::nullopt;
+    p = *known;
   }
   if (2 * m * nn * k * batch > kMaxKernelFlops)
     fail(t, op, fmt::format("a GEMM of {:g} FLOPs (m={:g} n={:g} k={:g} batch={:g}), past the bound of {:g} (40x a Llama 3 405B "
@@ -270,12 +269,11 @@ std::optional<core::KernelCost> attention_from_shapes(const Trace& t, const Even
   if (Q[0] != K[0] || Q[3] != K[3] || K[1] == 0 || Q[1] % K[1] != 0)
     return why_not = "recorded: the attention op's query and key shapes do not agree", std::nullopt;
   core::Precision p = fallback;
-  if (q < s.types.size()) {
-    if (s.types[q] == "c10::BFloat16") p = core::Precision::bf16;
-    else if (s.types[q] == "c10::Half") p = core::Precision::fp16;
-    else if (s.types[q] == "float") p = core::Precision::fp32;
-    else if (!s.types[q].empty())
+  if (q < s.types.size() && !s.types[q].empty()) {
+    const auto known = precision_of_torch_type(s.types[q]);
+    if (!known)
       return why_not = fmt::format("recorded: attention of type '{}', which the device model does not time", s.types[q]), std::nullopt;
+    p = *known;
   }
   const double b = static_cast<double>(Q[0]), h = static_cast<double>(Q[1]), sq = static_cast<double>(Q[2]);
   const double hk = static_cast<double>(K[1]), sk = static_cast<double>(K[2]), d = static_cast<double>(Q[3]);
