@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "inflect/core/error.hpp"
+#include "inflect/workload/layer_costs.hpp"
 #include "workload/graph_bounds.hpp"
 #include "workload/torch_types.hpp"
 
@@ -277,23 +278,13 @@ std::optional<core::KernelCost> attention_from_shapes(const Trace& t, const Even
   }
   const double b = static_cast<double>(Q[0]), h = static_cast<double>(Q[1]), sq = static_cast<double>(Q[2]);
   const double hk = static_cast<double>(K[1]), sk = static_cast<double>(K[2]), d = static_cast<double>(Q[3]);
-  // Q K^T and P V, 2*sq*sk*d FLOPs each per head; causal masking skips half (as layer_costs.cpp's
-  // attn_fwd_flops); backward 2.5x (FlashAttention-2's five matmuls against two, layer_costs.cpp).
-  double flops = 4 * b * h * sq * sk * d * (s.concrete[causal] == "True" ? 0.5 : 1.0);
-  const double q_bytes = b * h * sq * d * core::bytes_per_element(p), kv_bytes = 2 * b * hk * sk * d * core::bytes_per_element(p);
-  double bytes = 2 * q_bytes + kv_bytes;  // read Q, K, V; write O
-  if (backward) {
-    flops *= 2.5;
-    bytes = 4 * q_bytes + 2 * kv_bytes;  // read Q, O, dO, K, V; write dQ, dK, dV
-  }
+  // The transformer layer's flash attention cost (layer_costs.hpp), on the op's own shapes.
+  const FlashAttentionShape shape{b, sq, sk, h * d, hk * d, s.concrete[causal] == "True"};
+  const core::KernelCost c = flash_attention_cost(shape, p, core::bytes_per_element(p), backward);
+  const double flops = c.flops.value(), bytes = c.bytes.value();
   if (flops > kMaxKernelFlops || bytes > kMaxBytes)
     fail(t, op, fmt::format("attention of {:g} FLOPs and {:g} bytes, past the bounds ({:g} FLOPs, {:g} bytes)", flops, bytes,
                             kMaxKernelFlops, kMaxBytes));
-  core::KernelCost c;
-  c.cls = backward ? core::KernelClass::attention_backward : core::KernelClass::attention;
-  c.precision = p;
-  c.flops = core::Flops(flops);
-  c.bytes = core::Bytes(bytes);
   return c;
 }
 
