@@ -449,15 +449,20 @@ RankBuild RankBuilder::run() {
   std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return ops_[a].key < ops_[b].key; });
   for (std::uint32_t p = 0; p < order.size(); ++p) position[order[p]] = p;
   out_.trace.reserve(ops_.size());
-  std::vector<std::uint32_t> deps;
+  std::vector<std::uint32_t> deps, event_of(order.size());
   for (std::uint32_t i : order) {
     const Pending& p = ops_[i];
     deps.clear();
     for (auto d : p.deps) deps.push_back(position[d]);
-    std::string label = p.event == kNone ? std::string("host delay") : fmt::format("event {} '{}'", t_.events[p.event].index,
-                                                                                    short_kernel_name(t_.name(t_.events[p.event])));
-    out_.trace.add(p.op, deps, std::move(label));
+    event_of[position[i]] = p.event;
+    out_.trace.add(p.op, deps);
   }
+  // An op's label, for errors only: its event (the labeler reads the trace, which outlives add_rank).
+  out_.trace.set_labeler([&t = t_, event_of = std::move(event_of)](std::size_t op) {
+    const std::uint32_t e = event_of[op];
+    return e == kNone ? std::string("host delay")
+                      : fmt::format("event {} '{}'", t.events[e].index, short_kernel_name(t.name(t.events[e])));
+  });
   // The step as the GPU ran it, first activity to last: in a steady loop the GPU runs a step's
   // kernels while the host prepares the next (HTA's ns_resolution trace: ProfilerStep#104 spans
   // 95.6 ms on the host and its kernels start 89.5 ms into it, spanning 95.7 ms on the GPU), so the
