@@ -177,7 +177,7 @@ CollectiveCall collective_call(const Trace& t, const Event& k, const CollectiveM
   if (bytes > kMaxBytes) fail(t, k, fmt::format("a message of {:g} bytes, past the bound of {:g} (1 PB)", bytes, kMaxBytes));
   c.bytes = core::Bytes(bytes);
   c.group = b.group(call.members);
-  c.name = short_kernel_name(t.name(k));
+  c.name = t.short_name(k);
   call.seq = m.seq;
   const auto dim = dim_from_description(m.pg_desc);
   c.dim = dim.value_or(ParallelDim::dp);

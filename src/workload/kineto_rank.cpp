@@ -111,8 +111,7 @@ class RankBuilder {
 
 void RankBuilder::kernel_op(std::uint32_t ei, TraceOp& op) {
   const Event& e = t_.events[ei];
-  const std::string& name = t_.name(e);
-  const std::string shortname = short_kernel_name(name);
+  const std::string& shortname = t_.short_name(e);
   if (e.cat == Cat::kernel && is_nccl_kernel(shortname)) {
     const CollectiveMeta* meta = e.collective != kNone ? &t_.collectives[e.collective] : nullptr;
     if (meta == nullptr && e.external_id >= 0)
@@ -213,7 +212,7 @@ void RankBuilder::gpu_ops() {
     std::int64_t busy = 0;
     for (std::uint32_t ei : s.ops) {
       const Event& e = t_.events[ei];
-      if (e.cat == Cat::kernel && !is_nccl_kernel(short_kernel_name(t_.name(e)))) busy += e.dur;
+      if (e.cat == Cat::kernel && !is_nccl_kernel(t_.short_name(e))) busy += e.dur;
     }
     if (busy > most) most = busy, compute_stream = id;
   }
@@ -461,7 +460,7 @@ RankBuild RankBuilder::run() {
   out_.trace.set_labeler([&t = t_, event_of = std::move(event_of)](std::size_t op) {
     const std::uint32_t e = event_of[op];
     return e == kNone ? std::string("host delay")
-                      : fmt::format("event {} '{}'", t.events[e].index, short_kernel_name(t.name(t.events[e])));
+                      : fmt::format("event {} '{}'", t.events[e].index, t.short_name(t.events[e]));
   });
   // The step as the GPU ran it, first activity to last: in a steady loop the GPU runs a step's
   // kernels while the host prepares the next (HTA's ns_resolution trace: ProfilerStep#104 spans
