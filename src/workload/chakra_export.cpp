@@ -8,11 +8,11 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
-#include <unordered_map>
 
 #include "et_def.pb.h"
 #include "inflect/core/error.hpp"
 #include "inflect/workload/graph_json.hpp"
+#include "inflect/workload/rank_classes.hpp"
 
 namespace inflect::workload {
 namespace {
@@ -124,10 +124,6 @@ std::string process_groups(const ExecutionGraph& g, bool own) {
 
 void export_chakra(const ExecutionGraph& graph, const std::vector<core::Time>* durations,
                    const std::function<void(const ChakraRankTrace&)>& sink, const ChakraExportOptions& options) {
-  if (!graph.replicas().empty()) {
-    export_chakra(graph.expanded(), durations, sink, options);
-    return;
-  }
   const bool own = options.inflect_attributes;
   const ExecutionGraph& g = graph;
   const std::string description = graph_description(g);
@@ -141,20 +137,14 @@ void export_chakra(const ExecutionGraph& graph, const std::vector<core::Time>* d
     return -1;
   }();
 
-  // Each rank's ops are contiguous (ExecutionGraph::end_rank); a rank may have none.
-  const auto& ops = g.ops();
-  std::unordered_map<RankId, std::pair<std::size_t, std::size_t>> range;  // rank -> [first, end)
-  for (std::size_t i = 0; i < ops.size();) {
-    std::size_t e = i;
-    while (e < ops.size() && ops[e].rank == ops[i].rank) ++e;
-    range[ops[i].rank] = {i, e};
-    i = e;
-  }
-  for (const RankId r : g.simulated_ranks()) {
-    const auto it = range.find(r);
-    const std::size_t first = it == range.end() ? 0 : it->second.first;
-    const std::size_t at = it == range.end() ? 0 : it->second.second;
-    const std::size_t count = at - first;
+  // Each rank's ops in issue order: contiguous in a compiled graph, interleaved in a hand-written
+  // or imported one (graph_from_json keeps the file's order); a replica's are served by op() and
+  // op_deps() from its kept rank's, so the graph is not written out first. A rank may have none.
+  const RankOps rank_ops(g);
+  for (std::uint32_t ri = 0; ri < rank_ops.ranks(); ++ri) {
+    const RankId r = g.simulated_ranks()[ri];
+    const std::uint32_t count = rank_ops.count(ri);
+    const bool replica = rank_ops.is_replica(ri);
     RankWriter w(options.json);
     ChakraProtoMsg::GlobalMetadata meta;
     meta.set_version("1.0.0");
@@ -181,15 +171,20 @@ void export_chakra(const ExecutionGraph& graph, const std::vector<core::Time>* d
 
     std::vector<std::int64_t> last_on_stream(g.stream_names().size(), -1);
     PbNode n;
-    for (std::size_t i = first; i < at; ++i) {
-      const Op& op = ops[i];
+    for (std::uint32_t j = 0; j < count; ++j) {
+      const OpId id = rank_ops.id(ri, j);
+      const Op op = g.op(id);
       n.Clear();
-      n.set_id(i - first);
-      for (OpId d : g.deps(static_cast<OpId>(i))) n.add_data_deps(d - first);
+      n.set_id(j);  // an op's Chakra id is its position in its rank, and so are its deps'
+      if (replica) {
+        for (OpId d : g.op_deps(id)) n.add_data_deps(d - rank_ops.id(ri, 0));  // a replica's ops are consecutive ids
+      } else {
+        for (OpId d : g.deps(id)) n.add_data_deps(rank_ops.position(ri, d));
+      }
       // Stream order as Chakra's control dependency: the stream's previous op (inflect's import
       // checks it against the stream; other readers take ctrl_deps as a caller, and skip it).
       if (own && last_on_stream[op.stream] >= 0) n.add_ctrl_deps(static_cast<std::uint64_t>(last_on_stream[op.stream]));
-      last_on_stream[op.stream] = static_cast<std::int64_t>(i - first);
+      last_on_stream[op.stream] = static_cast<std::int64_t>(j);
       if (op.type == OpType::compute) {
         const Kernel& k = g.kernels()[op.payload];
         n.set_name(k.name);

@@ -35,6 +35,7 @@
 #include "workload/chakra_nodes.hpp"
 #include "workload/graph_bounds.hpp"
 #include "workload/importers.hpp"
+#include "workload/torch_types.hpp"
 
 namespace inflect::workload {
 namespace {
@@ -120,13 +121,23 @@ bool name_has(const std::string& name, std::initializer_list<const char*> parts)
 }
 
 // A compute node's precision from its input types (the converter writes PyTorch's, e.g.
-// "['Tensor(c10::BFloat16)', ...]"), or nullopt.
+// "['Tensor(c10::BFloat16)', ...]"): the narrowest of its tensors' types, fp8 before bf16 before
+// fp16 before fp32 (an fp8 GEMM's scales and bias are wider than its operands), or nullopt.
 std::optional<core::Precision> precision_of(const std::string& types) {
-  if (types.find("Float8") != std::string::npos) return core::Precision::fp8;
-  if (types.find("BFloat16") != std::string::npos) return core::Precision::bf16;
-  if (types.find("Half") != std::string::npos) return core::Precision::fp16;
-  if (types.find("Tensor(float)") != std::string::npos) return core::Precision::fp32;
-  return std::nullopt;
+  static constexpr core::Precision kNarrowFirst[] = {core::Precision::fp8, core::Precision::bf16, core::Precision::fp16,
+                                                     core::Precision::fp32};
+  std::size_t best = std::size(kNarrowFirst);
+  const std::string_view all(types);
+  for (std::size_t at = all.find("Tensor("); at != std::string_view::npos; at = all.find("Tensor(", at + 1)) {
+    const std::size_t begin = at + 7, end = all.find(')', begin);
+    if (end == std::string_view::npos) break;
+    const auto p = precision_of_torch_type(all.substr(begin, end - begin));
+    if (!p) continue;
+    const auto rank = std::find(std::begin(kNarrowFirst), std::end(kNarrowFirst), *p) - std::begin(kNarrowFirst);
+    best = std::min(best, static_cast<std::size_t>(rank));
+  }
+  if (best == std::size(kNarrowFirst)) return std::nullopt;
+  return kNarrowFirst[best];
 }
 
 // A GPU kernel's GEMM from the op that called it (its control parent in a converted trace: the
@@ -415,7 +426,7 @@ RankTrace rank_trace(const chakra::File& f, RankId rank, Context& cx) {
                          where(i), nd.type));
     }
     if (nd.inflect_stream) stream = *nd.inflect_stream;
-    op.stream = cx.builder.stream(stream);
+    op.stream = cx.builder.stream(stream, where(i));
     if (nd.inflect_phase) {
       if (*nd.inflect_phase < 0 || *nd.inflect_phase > 3) fail(where(i) + ": inflect_phase must be 0-3");
       op.phase = static_cast<Phase>(*nd.inflect_phase);
@@ -549,7 +560,7 @@ ImportedTrace import_files(const std::string& path, const std::vector<RankFile>&
       all.resize(static_cast<std::size_t>(total));
       for (int r = 0; r < total; ++r) all[static_cast<std::size_t>(r)] = static_cast<RankId>(r);
       if (ig) {
-        for (const auto& st : ig->streams) (void)builder.stream(st);
+        for (const auto& st : ig->streams) (void)builder.stream(st, f.path);
       } else {
         std::vector<int> missing;
         std::size_t at = 0;

@@ -6,7 +6,9 @@
 #include <cctype>
 
 #include "inflect/core/error.hpp"
+#include "inflect/workload/layer_costs.hpp"
 #include "workload/graph_bounds.hpp"
+#include "workload/torch_types.hpp"
 
 namespace inflect::workload::kineto {
 namespace {
@@ -175,7 +177,7 @@ CollectiveCall collective_call(const Trace& t, const Event& k, const CollectiveM
   if (bytes > kMaxBytes) fail(t, k, fmt::format("a message of {:g} bytes, past the bound of {:g} (1 PB)", bytes, kMaxBytes));
   c.bytes = core::Bytes(bytes);
   c.group = b.group(call.members);
-  c.name = short_kernel_name(t.name(k));
+  c.name = t.short_name(k);
   call.seq = m.seq;
   const auto dim = dim_from_description(m.pg_desc);
   c.dim = dim.value_or(ParallelDim::dp);
@@ -230,11 +232,9 @@ std::optional<core::KernelCost> gemm_from_shapes(const Trace& t, const Event& op
   core::Precision p = fallback;
   if (a < s.types.size() && !s.types[a].empty()) {
     const std::string& ty = s.types[a];
-    if (ty == "float") p = core::Precision::fp32;
-    else if (ty == "c10::BFloat16") p = core::Precision::bf16;
-    else if (ty == "c10::Half") p = core::Precision::fp16;
-    else if (ty.rfind("c10::Float8_", 0) == 0) p = core::Precision::fp8;
-    else return why_not = fmt::format("recorded: a GEMM of type '{}', which the device model does not time", ty), std::nullopt;
+    const auto known = precision_of_torch_type(ty);
+    if (!known) return why_not = fmt::format("recorded: a GEMM of type '{}', which the device model does not time", ty), std::nullopt;
+    p = *known;
   }
   if (2 * m * nn * k * batch > kMaxKernelFlops)
     fail(t, op, fmt::format("a GEMM of {:g} FLOPs (m={:g} n={:g} k={:g} batch={:g}), past the bound of {:g} (40x a Llama 3 405B "
@@ -270,32 +270,21 @@ std::optional<core::KernelCost> attention_from_shapes(const Trace& t, const Even
   if (Q[0] != K[0] || Q[3] != K[3] || K[1] == 0 || Q[1] % K[1] != 0)
     return why_not = "recorded: the attention op's query and key shapes do not agree", std::nullopt;
   core::Precision p = fallback;
-  if (q < s.types.size()) {
-    if (s.types[q] == "c10::BFloat16") p = core::Precision::bf16;
-    else if (s.types[q] == "c10::Half") p = core::Precision::fp16;
-    else if (s.types[q] == "float") p = core::Precision::fp32;
-    else if (!s.types[q].empty())
+  if (q < s.types.size() && !s.types[q].empty()) {
+    const auto known = precision_of_torch_type(s.types[q]);
+    if (!known)
       return why_not = fmt::format("recorded: attention of type '{}', which the device model does not time", s.types[q]), std::nullopt;
+    p = *known;
   }
   const double b = static_cast<double>(Q[0]), h = static_cast<double>(Q[1]), sq = static_cast<double>(Q[2]);
   const double hk = static_cast<double>(K[1]), sk = static_cast<double>(K[2]), d = static_cast<double>(Q[3]);
-  // Q K^T and P V, 2*sq*sk*d FLOPs each per head; causal masking skips half (as layer_costs.cpp's
-  // attn_fwd_flops); backward 2.5x (FlashAttention-2's five matmuls against two, layer_costs.cpp).
-  double flops = 4 * b * h * sq * sk * d * (s.concrete[causal] == "True" ? 0.5 : 1.0);
-  const double q_bytes = b * h * sq * d * core::bytes_per_element(p), kv_bytes = 2 * b * hk * sk * d * core::bytes_per_element(p);
-  double bytes = 2 * q_bytes + kv_bytes;  // read Q, K, V; write O
-  if (backward) {
-    flops *= 2.5;
-    bytes = 4 * q_bytes + 2 * kv_bytes;  // read Q, O, dO, K, V; write dQ, dK, dV
-  }
+  // The transformer layer's flash attention cost (layer_costs.hpp), on the op's own shapes.
+  const FlashAttentionShape shape{b, sq, sk, h * d, hk * d, s.concrete[causal] == "True"};
+  const core::KernelCost c = flash_attention_cost(shape, p, core::bytes_per_element(p), backward);
+  const double flops = c.flops.value(), bytes = c.bytes.value();
   if (flops > kMaxKernelFlops || bytes > kMaxBytes)
     fail(t, op, fmt::format("attention of {:g} FLOPs and {:g} bytes, past the bounds ({:g} FLOPs, {:g} bytes)", flops, bytes,
                             kMaxKernelFlops, kMaxBytes));
-  core::KernelCost c;
-  c.cls = backward ? core::KernelClass::attention_backward : core::KernelClass::attention;
-  c.precision = p;
-  c.flops = core::Flops(flops);
-  c.bytes = core::Bytes(bytes);
   return c;
 }
 

@@ -102,15 +102,6 @@ class RankBuilder {
     if (op == kNone) why_not = "the event was recorded before the replayed span: taken as met";
     return op;
   }
-  /// A stream of the graph: at most 255 over the job (an op holds its stream in a byte).
-  std::uint8_t stream(const std::string& name) {
-    const auto& names = b_.graph().stream_names();
-    if (names.size() >= 255 && std::find(names.begin(), names.end(), name) == names.end())
-      throw core::Error(core::ErrorKind::input, fmt::format("{}: more than 255 streams (CUDA streams and launching host "
-                                                            "threads, over all ranks); the graph holds at most 255",
-                                                            t_.file));
-    return b_.stream(name);
-  }
   void gpu_ops();
   void host_ops();
   void stream_waits();
@@ -120,8 +111,7 @@ class RankBuilder {
 
 void RankBuilder::kernel_op(std::uint32_t ei, TraceOp& op) {
   const Event& e = t_.events[ei];
-  const std::string& name = t_.name(e);
-  const std::string shortname = short_kernel_name(name);
+  const std::string& shortname = t_.short_name(e);
   if (e.cat == Cat::kernel && is_nccl_kernel(shortname)) {
     const CollectiveMeta* meta = e.collective != kNone ? &t_.collectives[e.collective] : nullptr;
     if (meta == nullptr && e.external_id >= 0)
@@ -222,14 +212,14 @@ void RankBuilder::gpu_ops() {
     std::int64_t busy = 0;
     for (std::uint32_t ei : s.ops) {
       const Event& e = t_.events[ei];
-      if (e.cat == Cat::kernel && !is_nccl_kernel(short_kernel_name(t_.name(e)))) busy += e.dur;
+      if (e.cat == Cat::kernel && !is_nccl_kernel(t_.short_name(e))) busy += e.dur;
     }
     if (busy > most) most = busy, compute_stream = id;
   }
   if (compute_stream >= 0)
     out_.other.add(fmt::format("stream {} named 'compute' (the most kernel time; the breakdown reads it)", compute_stream));
   for (auto& [id, s] : streams_) {
-    const std::uint8_t sid = stream(id == compute_stream ? std::string("compute") : fmt::format("stream {}", id));
+    const std::uint8_t sid = b_.stream(id == compute_stream ? std::string("compute") : fmt::format("stream {}", id), t_.file);
     std::int64_t latest = 0;
     for (std::uint32_t& ei : s.ops) {
       const Event& e = t_.events[ei];
@@ -272,7 +262,7 @@ void RankBuilder::host_ops() {
   std::sort(order.begin(), order.end());
   for (std::size_t n = 0; n < order.size(); ++n) {
     const std::int64_t tid = order[n].second;
-    const std::uint8_t sid = stream(n == 0 ? std::string("host") : fmt::format("host {}", n));
+    const std::uint8_t sid = b_.stream(n == 0 ? std::string("host") : fmt::format("host {}", n), t_.file);
     // Time starts when the GPU starts the step (recorded_ns is the GPU's span): what the host
     // launched before then was queued (a delay of 0), and a thread's later calls keep their gaps
     // from there. In a steady loop the host runs ahead of the GPU (HTA's ns_resolution trace:
@@ -458,15 +448,20 @@ RankBuild RankBuilder::run() {
   std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return ops_[a].key < ops_[b].key; });
   for (std::uint32_t p = 0; p < order.size(); ++p) position[order[p]] = p;
   out_.trace.reserve(ops_.size());
-  std::vector<std::uint32_t> deps;
+  std::vector<std::uint32_t> deps, event_of(order.size());
   for (std::uint32_t i : order) {
     const Pending& p = ops_[i];
     deps.clear();
     for (auto d : p.deps) deps.push_back(position[d]);
-    std::string label = p.event == kNone ? std::string("host delay") : fmt::format("event {} '{}'", t_.events[p.event].index,
-                                                                                    short_kernel_name(t_.name(t_.events[p.event])));
-    out_.trace.add(p.op, deps, std::move(label));
+    event_of[position[i]] = p.event;
+    out_.trace.add(p.op, deps);
   }
+  // An op's label, for errors only: its event (the labeler reads the trace, which outlives add_rank).
+  out_.trace.set_labeler([&t = t_, event_of = std::move(event_of)](std::size_t op) {
+    const std::uint32_t e = event_of[op];
+    return e == kNone ? std::string("host delay")
+                      : fmt::format("event {} '{}'", t.events[e].index, t.short_name(t.events[e]));
+  });
   // The step as the GPU ran it, first activity to last: in a steady loop the GPU runs a step's
   // kernels while the host prepares the next (HTA's ns_resolution trace: ProfilerStep#104 spans
   // 95.6 ms on the host and its kernels start 89.5 ms into it, spanning 95.7 ms on the GPU), so the

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "inflect/core/error.hpp"
+#include "workload/kineto_ops.hpp"
 
 namespace inflect::workload::kineto {
 namespace {
@@ -210,7 +211,10 @@ class EventReader {
 
 std::uint32_t intern(Trace& t, std::unordered_map<std::string, std::uint32_t>& ids, const std::string& s) {
   auto [it, fresh] = ids.try_emplace(s, static_cast<std::uint32_t>(t.names.size()));
-  if (fresh) t.names.push_back(s);
+  if (fresh) {
+    t.names.push_back(s);
+    t.short_names.push_back(short_kernel_name(s));
+  }
   return it->second;
 }
 

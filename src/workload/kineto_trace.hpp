@@ -83,6 +83,7 @@ struct Trace {
   std::vector<ProcessGroupConfig> groups;
   std::vector<Event> events;  // complete events in file order
   std::vector<std::string> names;
+  std::vector<std::string> short_names;  // short_kernel_name of each name (kineto_ops.hpp), made once as it is interned
   std::vector<CollectiveMeta> collectives;
   std::vector<OpShapes> shapes;
   std::int64_t events_read = 0;  // every entry of traceEvents
@@ -90,6 +91,7 @@ struct Trace {
   /// read), each with what became of them.
   NodeTally ignored;
   const std::string& name(const Event& e) const { return names[e.name]; }
+  const std::string& short_name(const Event& e) const { return short_names[e.name]; }
   /// "FILE: event 17 'aten::mm'" for errors.
   std::string where(const Event& e) const;
 };

@@ -176,11 +176,11 @@ KernelSpec residual_grad_add(const std::string& prefix, const Dims& x) {
   return memory(prefix + "_residual_grad_add", 3 * elems * x.bpe, elems * kAddOps, x.p);
 }
 
-// Causal flash attention of the rank's local queries. Non-causal attention does QK^T and PV, each
-// 2*b*s*s*h FLOPs over all heads: 4*b*s^2*h; causal masking skips half; TP splits heads; CP splits
-// the (load-balanced) causal work evenly over the cp ranks.
-double attn_fwd_flops(const Dims& x, double cp) {
-  return 0.5 * 4 * x.b * x.s_full * x.s_full * x.q_width / cp;
+// Causal flash attention of the rank's local queries: its T = b*s/cp tokens (CP splits the
+// load-balanced causal work evenly over the cp ranks) attending to every chunk's keys (with CP the
+// ring brings the whole sequence's K/V through; the upper bound); TP splits heads.
+FlashAttentionShape flash_attention_shape(const Dims& x) {
+  return FlashAttentionShape{x.b, x.s_local, x.s_full, x.q_width, x.kv_width, true};
 }
 
 // One of `batch` equal GEMMs [m, n] = [m, k] x [k, n], launched as one batched GEMM.
@@ -230,18 +230,23 @@ void unfused_attention(LayerKernels& lk, const ModelSpec& m, const Dims& x) {
 
 }  // namespace
 
+KernelCost flash_attention_cost(const FlashAttentionShape& a, Precision p, double element_bytes, bool backward) {
+  const double q_bytes = a.batch * a.q_len * a.q_width * element_bytes;
+  const double kv_bytes = 2 * a.batch * a.kv_len * a.kv_width * element_bytes;
+  const double fwd_flops = (a.causal ? 0.5 : 1.0) * 4 * a.batch * a.q_len * a.kv_len * a.q_width;
+  KernelCost c;
+  c.cls = backward ? KernelClass::attention_backward : KernelClass::attention;
+  c.precision = p;
+  c.flops = Flops(backward ? kFlashBwdFlopRatio * fwd_flops : fwd_flops);
+  c.bytes = Bytes(backward ? 4 * q_bytes + 2 * kv_bytes : 2 * q_bytes + kv_bytes);
+  return c;
+}
+
 LayerKernels transformer_layer(const ModelSpec& m, const ShardShape& s) {
   const Dims x = dims(m, s);
   const double T = x.tokens;
-  const double cp = s.cp;
   LayerKernels lk;
 
-  // HBM traffic of attention: the local Q and O, plus K and V of every chunk the local queries
-  // attend to (with CP the ring brings the whole sequence's K/V through; the upper bound) — the
-  // s x s score matrix never leaves SRAM.
-  const double q_bytes = T * x.q_width * x.bpe;
-  const double kv_full_bytes = 2 * x.b * x.s_full * x.kv_width * x.bpe;
-  const double attn_fwd = attn_fwd_flops(x, cp);
 
   // ---- attention block, forward
   lk.attn_fwd.push_back(norm_fwd("input_norm", x, true));
@@ -255,12 +260,7 @@ LayerKernels transformer_layer(const ModelSpec& m, const ShardShape& s) {
   if (s.unfused_attention) {
     lk.attn_fwd.insert(lk.attn_fwd.end(), unfused.attn_fwd.begin(), unfused.attn_fwd.end());
   } else {
-    KernelCost c;
-    c.cls = KernelClass::attention;
-    c.precision = x.attn_p;
-    c.flops = Flops(attn_fwd);
-    c.bytes = Bytes(2 * q_bytes + kv_full_bytes);  // read Q, K, V; write O
-    lk.attn_fwd.push_back({"attn_core", c, false, true});
+    lk.attn_fwd.push_back({"attn_core", flash_attention_cost(flash_attention_shape(x), x.attn_p, x.bpe, false), false, true});
   }
   linear_fwd(lk.attn_fwd, "attn_out_proj", T, x.h, x.q_width, x);
   lk.attn_fwd.push_back(block_out_fwd("attn", x));
@@ -299,13 +299,7 @@ LayerKernels transformer_layer(const ModelSpec& m, const ShardShape& s) {
   if (s.unfused_attention) {
     lk.attn_bwd.insert(lk.attn_bwd.end(), unfused.attn_bwd.begin(), unfused.attn_bwd.end());
   } else {
-    KernelCost c;
-    c.cls = KernelClass::attention_backward;
-    c.precision = x.attn_p;
-    c.flops = Flops(kFlashBwdFlopRatio * attn_fwd);
-    // read Q, O, dO, K, V; write dQ, dK, dV
-    c.bytes = Bytes(4 * q_bytes + 2 * kv_full_bytes);
-    lk.attn_bwd.push_back({"attn_core_bwd", c, false, true});
+    lk.attn_bwd.push_back({"attn_core_bwd", flash_attention_cost(flash_attention_shape(x), x.attn_p, x.bpe, true), false, true});
   }
   if (!x.gpt) {
     double elems = T * (x.q_width + x.kv_width);

@@ -91,6 +91,15 @@ GroupId TraceGraphBuilder::group(const std::vector<RankId>& members, const std::
   return it->second;
 }
 
+std::uint8_t TraceGraphBuilder::stream(const std::string& name, const std::string& where) {
+  const auto& names = g_.stream_names();
+  if (names.size() >= 255 && std::find(names.begin(), names.end(), name) == names.end())
+    throw core::Error(core::ErrorKind::input, fmt::format("{}: stream '{}' would be the 256th over all ranks; the graph holds "
+                                                          "at most 255 (an op holds its stream in a byte)",
+                                                          where, name));
+  return g_.stream(name);
+}
+
 bool TraceGraphBuilder::add_rank(RankId r, const RankTrace& t, const std::string& file) {
   const std::size_t n = t.size();
   indegree_.assign(n, 0);

@@ -190,6 +190,55 @@ TEST_CASE("chakra: inflect's export reads back as the same graph, from .et and f
   CHECK(inflect::test::read_file(again.path / "json" / "g.0.json") == inflect::test::read_file(dir.path / "json" / "g.0.json"));
 }
 
+// A graph JSON whose two ranks' ops interleave in the file (graph_from_json accepts it; a trace
+// workload's graph reaches the exporter as read), and the same graph with each rank's ops together.
+std::string small_graph_json(const std::string& ops) {
+  return R"({"format":"inflect-exec-graph","version":1,
+"name":"interleaved","total_ranks":2,"simulated_ranks":[0,1],"represents":[1,1],"streams":["compute","comm"],"meta":{},
+"groups":[[[0,1],[]]],
+"kernels":[["a","memory","bf16",0.0,1024.0,0,0,0,1],["b","memory","bf16",0.0,4096.0,0,0,0,1]],
+"collectives":[["ar","all_reduce","dp",0,1048576.0]],
+"ops":[)" + ops + "]}\n";
+}
+
+TEST_CASE("chakra: a graph whose ranks' ops interleave exports and reads back as the same graph") {
+  // ops: [rank, stream, type, payload, phase, layer, micro_batch, deps...]. Rank 0: a, ar (after
+  // a), b (after ar and a); rank 1: b, ar (after b), a (after ar). The ranks differ (a before b,
+  // b before a), so neither is stored as the other's replica.
+  const ExecutionGraph interleaved = graph_from_json(small_graph_json(R"(
+[0,0,0,0,0,0,0],
+[1,0,0,1,0,0,0],
+[1,1,1,0,1,0,0,1],
+[0,1,1,0,1,0,0,0],
+[0,0,0,1,1,0,0,3,0],
+[1,0,0,0,1,0,0,2])"),
+                                                     "interleaved.json");
+  const ExecutionGraph together = graph_from_json(small_graph_json(R"(
+[0,0,0,0,0,0,0],
+[0,1,1,0,1,0,0,0],
+[0,0,0,1,1,0,0,1,0],
+[1,0,0,1,0,0,0],
+[1,1,1,0,1,0,0,3],
+[1,0,0,0,1,0,0,4])"),
+                                                  "together.json");
+  REQUIRE(resolved(interleaved) != resolved(together));  // the file order differs ...
+  inflect::test::TempDir dir("chakra-interleaved");
+  write_export(interleaved, dir.path);
+  // ... but each rank issues the same ops with the same deps: the trace holds that graph (an
+  // import lists each rank's ops together).
+  for (const fs::path& p : {dir.path, dir.path / "json"}) {
+    CAPTURE(p);
+    const ImportedTrace t = import(p);
+    CHECK(resolved(t.graph) == resolved(together));
+    CHECK(t.summary.nodes == 8);  // 3 ops per rank, plus each file's process-group node
+  }
+  // and the export is the one the graph with the ranks' ops together writes, byte for byte
+  inflect::test::TempDir same("chakra-together");
+  write_export(together, same.path);
+  for (const char* f : {"g.0.et", "g.1.et", "json/g.0.json", "json/g.1.json"})
+    CHECK(inflect::test::read_file(dir.path / f) == inflect::test::read_file(same.path / f));
+}
+
 TEST_CASE("chakra: ASTRA-sim's all-reduce microbenchmark is eight ranks of one 1 MiB all-reduce") {
   // examples/workload/microbenchmarks/all_reduce/8npus_1MB: each file one COMM_COLL_NODE,
   // comm_type ALL_REDUCE, comm_size 1 MiB (1048576), no pg_name: the world group.
@@ -370,6 +419,18 @@ TEST_CASE("chakra: broken and hostile traces are input errors naming the file an
   bad->set_name("num_ops");
   bad->set_string_val("many");
   CHECK(error_of(write("typed", et_file("1.0.0", {typed}))).find("attribute 'num_ops' must be an integer") != std::string::npos);
+  // more streams than an op's byte holds: 256 nodes on 256 streams named by inflect_stream (an
+  // input error naming the node that brings the 256th, not an internal one)
+  std::vector<ChakraProtoMsg::Node> spread;
+  for (std::uint64_t i = 0; i < 256; ++i) {
+    auto n = comp(i, 1);
+    auto* st = n.add_attr();
+    st->set_name("inflect_stream");
+    st->set_string_val(fmt::format("s{}", i));
+    spread.push_back(n);
+  }
+  CHECK(error_of(write("streams", et_file("1.0.0", spread))).find("node 255 (id 255, 'k255'): stream 's255' would be the 256th") !=
+        std::string::npos);
   // a missing rank: files for ranks 0 and 2 of a 3-rank job
   const fs::path gap = dir.path / "gap";
   fs::create_directories(gap);

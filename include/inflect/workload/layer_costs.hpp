@@ -70,6 +70,21 @@ struct LayerKernels {
   std::vector<KernelSpec> cp_step_fwd, cp_step_bwd;
 };
 
+/// One fused flash attention kernel: `batch` sequences of `q_len` queries attending to `kv_len`
+/// keys; widths are heads x head dim (the query heads', and the key (= value) heads', fewer with
+/// GQA). The transformer layer's attention core and a trace's recorded flash attention op.
+struct FlashAttentionShape {
+  double batch = 1, q_len = 0, kv_len = 0, q_width = 0, kv_width = 0;
+  bool causal = true;
+};
+
+/// Its cost. Forward: Q K^T and P V, 2*q_len*kv_len*head_dim FLOPs each per query head, half of
+/// them skipped by causal masking; HBM traffic Q, K, V in and O out (the scores never leave SRAM).
+/// Backward: 2.5x the forward's FLOPs (FlashAttention-2's five matmuls against two); Q, O, dO, K,
+/// V in and dQ, dK, dV out. Tensors move at `element_bytes` each (the layer model keeps them at
+/// the activations' precision when the core runs FP8); the kernel runs at `p`.
+core::KernelCost flash_attention_cost(const FlashAttentionShape& a, core::Precision p, double element_bytes, bool backward);
+
 /// The kernels of one layer as one rank runs them: T = micro_batch*seq_len/cp local tokens; GEMMs
 /// with m = T and the TP-split n or k; causal flash attention (half the non-causal 4*b*s^2*h/tp,
 /// /cp); norms and dropouts on T/tp tokens with SP. Backward: dgrad + wgrad per GEMM, flash

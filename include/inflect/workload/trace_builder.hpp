@@ -66,7 +66,10 @@ class TraceGraphBuilder {
   GroupId new_group(const std::vector<RankId>& members, const std::vector<std::vector<RankId>>& mirrors = {}) {
     return g_.add_group(Group{members, mirrors});
   }
-  std::uint8_t stream(const std::string& name) { return g_.stream(name); }
+  /// A stream's index, the same for the same name. An op holds its stream in a byte, so the graph
+  /// holds at most 255 over all ranks: one more is an input error naming `where` (the file, or the
+  /// file and node, that brings it).
+  std::uint8_t stream(const std::string& name, const std::string& where);
   const ExecutionGraph& graph() const { return g_; }
 
   /// Adds rank `r`'s ops (ranks in increasing order), each after its dependencies: Kahn's
